@@ -1,0 +1,109 @@
+"""Structural checks on the stored notebooks that strict nbval cannot make by itself.
+
+nbval compares only cells that have a stored execution: a notebook saved after "Clear All Outputs"
+passes it while checking nothing. These tests make sure every notebook was stored executed, in order,
+without stray errors or MindSpore log lines, and that it has what a lesson needs.
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+MS_LOG_LINE = re.compile(r"\[(WARNING|ERROR|INFO|DEBUG|CRITICAL)\] [A-Z_]+\(\d+|ME\(pid")
+NOT_COMPARED = ("nbval-ignore-output", "nbval-skip")
+
+
+def _tags(cell):
+    return cell.metadata.get("tags", [])
+
+
+def _text_of(output):
+    if output.output_type == "stream":
+        return output.text
+    if output.output_type == "error":
+        return "\n".join(output.traceback)
+    return str(output.get("data", {}).get("text/plain", ""))
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def nb(request):
+    return nbformat.read(request.param, as_version=4)
+
+
+def test_there_are_notebooks():
+    assert len(NOTEBOOKS) >= 4, f"expected the course notebooks under notebooks/, found {NOTEBOOKS}"
+
+
+def test_every_code_cell_was_executed_in_order(nb):
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+    assert None not in counts, "some code cells have no stored execution: run tools/execute_notebooks.py"
+    assert counts == list(range(1, len(counts) + 1)), f"execution counts are not 1..n in order: {counts}"
+
+
+def test_errors_only_in_cells_tagged_raises_exception(nb):
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        has_error = any(o.output_type == "error" for o in cell.outputs)
+        tagged = "raises-exception" in _tags(cell)
+        assert not (has_error and not tagged), f"cell {i} stores an error but is not tagged raises-exception"
+        assert not (tagged and not has_error), f"cell {i} is tagged raises-exception but stores no error"
+
+
+def test_no_mindspore_log_lines_stored(nb):
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            match = MS_LOG_LINE.search(_text_of(out))
+            assert not match, f"cell {i} stores a MindSpore log line ({match.group(0)}...): set GLOG_v=3 first"
+
+
+def test_no_widget_state_or_timing_metadata(nb):
+    assert "widgets" not in nb.metadata, "widget state is stored: re-store with tools/execute_notebooks.py"
+    for i, cell in enumerate(nb.cells):
+        assert "execution" not in cell.metadata, f"cell {i} stores execution timestamps"
+
+
+def test_uncompared_cells_say_why(nb):
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and set(_tags(cell)) & set(NOT_COMPARED):
+            assert "# Not compared:" in cell.source, (
+                f"cell {i} is excluded from nbval comparison; say why in a '# Not compared: ...' comment")
+
+
+def test_setup_cell_quiets_mindspore_before_import(nb):
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    if "mindspore" not in code:
+        return
+    glog = code.find('os.environ["GLOG_v"] = "3"')
+    first_import = min(i for i in (code.find("import mindspore"), code.find("from mindspore")) if i >= 0)
+    assert 0 <= glog < first_import, 'set os.environ["GLOG_v"] = "3" before the first mindspore import'
+    assert "%matplotlib inline" in code, "the setup cell needs %matplotlib inline (MPLBACKEND=Agg hides figures)"
+
+
+def test_lesson_structure(nb):
+    intro = nb.cells[0].source
+    assert nb.cells[0].cell_type == "markdown" and intro.startswith("# "), "first cell: a markdown title"
+    for needed in ("Objectives", "Prerequisites", "Teaching:", "Exercises:"):
+        assert needed in intro, f"the first cell must state {needed!r}"
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "## Key points" in markdown, "a '## Key points' section is missing"
+
+
+def test_exercises_have_checks_and_hidden_solutions(nb):
+    cells = nb.cells
+    exercises = [i for i, c in enumerate(cells) if c.cell_type == "code" and "exercise" in _tags(c)]
+    assert len(exercises) >= 2, "each notebook needs at least two exercises (code cells tagged 'exercise')"
+    for i in exercises:
+        cell = cells[i]
+        assert ".check(" in cell.source, f"exercise cell {i} must call .check(...)"
+        shown = "".join(_text_of(o) for o in cell.outputs)
+        assert "not attempted" in shown, f"exercise cell {i} must be stored as not attempted, shows {shown!r}"
+        solution = cells[i + 1] if i + 1 < len(cells) else None
+        assert solution is not None and "solution" in _tags(solution), f"exercise cell {i}: no solution cell after it"
+        assert solution.metadata.get("jupyter", {}).get("source_hidden") is True, (
+            f"the solution after cell {i} must be hidden (metadata jupyter.source_hidden)")
+        shown = "".join(_text_of(o) for o in solution.outputs)
+        assert "[ok]" in shown, f"the reference solution after cell {i} does not pass its check: {shown!r}"

@@ -1,0 +1,65 @@
+"""Exercises of notebook 01 (MinimalNet: cells, parameters, dtypes)."""
+
+import numpy as np
+
+from course_utils.exercises import Exercise
+
+# Exercise 01.2 starts from numpy's default dtype, float64.
+X64 = np.linspace(0.0, 1.0, 5).reshape(5, 1)
+
+
+def _check_param_count(answer):
+    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
+        return f"expected a whole number, got {type(answer).__name__} {answer!r}"
+    if answer == 6:
+        return "6 counts only the weight matrix (2 x 3); nn.Dense also has a bias, one per output"
+    if answer == 5:
+        return "the bias has one entry per *output* (2), not per input"
+    if answer != 8:
+        return f"{answer} is not it: count the weight matrix (out x in) plus the bias (out)"
+    return None
+
+
+def _check_float32(answer):
+    if not isinstance(answer, np.ndarray):
+        return f"expected a numpy array, got {type(answer).__name__}"
+    if answer.dtype != np.float32:
+        return f"dtype is {answer.dtype}; MindSpore's Dense weights are float32, so the input must be too"
+    if answer.shape != X64.shape:
+        return f"shape is {answer.shape}; Dense(1, 1) needs one column: shape {X64.shape}"
+    if not np.allclose(answer, X64, atol=1e-7):
+        return "the values changed; only the dtype should"
+    return None
+
+
+def _check_dense_twice(answer):
+    import mindspore as ms
+    from mindspore import nn
+
+    if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
+        return f"expected a class that subclasses nn.Cell (not an instance), got {answer!r}"
+    net = answer()
+    params = net.trainable_params()
+    if len(params) != 2:
+        return (f"the net should own exactly one Dense(1, 1) (2 parameters), it has {len(params)}: "
+                f"{[p.name for p in params]}")
+    weight = next(p for p in params if len(p.shape) == 2).asnumpy().astype(np.float64)
+    bias = next(p for p in params if len(p.shape) == 1).asnumpy().astype(np.float64)
+    x = np.array([[0.5], [-1.0], [2.0]], dtype=np.float32)
+    got = net(ms.Tensor(x)).asnumpy()
+    once = x @ weight.T + bias
+    twice = once @ weight.T + bias
+    if got.shape != (3, 1):
+        return f"output shape is {got.shape}, expected (3, 1)"
+    if np.allclose(got, once, atol=1e-6) and not np.allclose(once, twice, atol=1e-6):
+        return "your construct applies the Dense layer once; apply the same layer to its own output"
+    if not np.allclose(got, twice, rtol=1e-5, atol=1e-6):
+        return f"for x = {x.ravel().tolist()} expected {twice.ravel().round(6).tolist()}, got {got.ravel().tolist()}"
+    return None
+
+
+param_count = Exercise("01.1", _check_param_count,
+                       hint="nn.Dense(in, out) holds a weight of shape (out, in) and a bias of shape (out,)")
+to_float32 = Exercise("01.2", _check_float32, hint="numpy arrays have .astype(np.float32)")
+dense_twice = Exercise("01.3", _check_dense_twice,
+                       hint="create one nn.Dense(1, 1) in __init__ and call it twice in construct")

@@ -1,0 +1,63 @@
+"""Exercises of notebook 02 (WithLossCell and loss functions)."""
+
+import numpy as np
+
+from course_utils.exercises import Exercise
+
+# Exercise 02.1: fixed predictions and labels, so the answer does not depend on a random net.
+PREDICTIONS = np.array([[0.5], [1.0], [1.5], [3.0]], dtype=np.float32)
+LABELS = np.array([[1.0], [1.0], [2.0], [2.0]], dtype=np.float32)
+
+
+def _number(answer):
+    if hasattr(answer, "asnumpy"):
+        answer = answer.asnumpy()
+    value = np.asarray(answer, dtype=np.float64)
+    if value.size != 1:
+        raise ValueError(f"expected a single number, got an array of shape {value.shape}")
+    return float(value.reshape(()))
+
+
+def _check_l1_by_hand(answer):
+    try:
+        value = _number(answer)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    diff = PREDICTIONS.astype(np.float64) - LABELS
+    mae, mse, total = np.mean(np.abs(diff)), np.mean(diff ** 2), np.sum(np.abs(diff))
+    if np.isclose(value, mse):
+        return f"{value:.4f} is the mean *squared* error; L1 takes the absolute difference"
+    if np.isclose(value, total):
+        return f"{value:.4f} is the sum; nn.L1Loss() averages over the samples (reduction='mean')"
+    if np.isclose(value, np.mean(diff)):
+        return "positive and negative errors cancelled out: take np.abs of the difference first"
+    if not np.isclose(value, mae):
+        return f"{value:.4f} is not the mean absolute difference of PREDICTIONS and LABELS"
+    return None
+
+
+def _check_l1_loss_cell(answer):
+    import mindspore as ms
+    from mindspore import nn
+
+    if not isinstance(answer, nn.Cell):
+        return f"expected a Cell instance such as nn.WithLossCell(net, loss_fn), got {type(answer).__name__}"
+    params = {p.name.split(".")[-1]: p.asnumpy().astype(np.float64) for p in answer.trainable_params()}
+    if set(params) != {"weight", "bias"}:
+        return f"the loss cell should wrap the one-neuron net (weight and bias), it has {sorted(params)}"
+    x = np.array([[0.0], [0.5], [1.0], [2.0]], dtype=np.float32)
+    y = np.array([[0.1], [1.0], [2.5], [3.0]], dtype=np.float32)
+    pred = x @ params["weight"].T + params["bias"]
+    try:
+        got = _number(answer(ms.Tensor(x), ms.Tensor(y)))
+    except TypeError as exc:
+        return f"calling it as loss_cell(data, label) failed: {exc}"
+    if np.isclose(got, np.mean((pred - y) ** 2), rtol=1e-5):
+        return "that is the MSE loss; use nn.L1Loss() as the loss function"
+    if not np.isclose(got, np.mean(np.abs(pred - y)), rtol=1e-5):
+        return f"loss_cell(x, y) gave {got:.6f}, but the mean absolute error of the net is {np.mean(np.abs(pred - y)):.6f}"
+    return None
+
+
+l1_by_hand = Exercise("02.1", _check_l1_by_hand, hint="np.mean(np.abs(predictions - labels))")
+l1_loss_cell = Exercise("02.2", _check_l1_loss_cell, hint="nn.WithLossCell(net, nn.L1Loss())")

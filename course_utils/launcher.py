@@ -1,0 +1,332 @@
+"""Run a training script as several local worker processes with MindSpore's own launcher, msrun.
+
+``launch("dp_train.py", num_workers=2)`` runs, in a new temporary working directory,
+
+    python -m mindspore.parallel.cluster.run --worker_num=2 --local_worker_num=2 --master_addr=127.0.0.1
+        --master_port=<a free port> --log_dir=<work_dir>/logs --join=True --cluster_time_out=30 dp_train.py
+
+with the running interpreter and its environment, and returns each rank's log and what each rank wrote
+to ``result_rank_<rank>.json`` in its working directory. msrun starts a scheduler and the workers with
+the bare ``python`` on PATH, so this interpreter's bin directory goes first on PATH.
+
+A launch never hangs and leaves no process behind: when a rank fails, the cluster does not form, the
+scheduler dies, or ``timeout`` passes, every process of the job is killed and ``LaunchError`` names the
+ranks concerned and quotes their logs.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+RESULT_FILE = "result_rank_{rank}.json"  # what a rank writes into its working directory for launch()
+MS_LOG_LINE = re.compile(r"^\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ")  # MindSpore's own log lines
+_MS_ERROR = re.compile(r"^\[(ERROR|CRITICAL)\] [A-Z_]+\([^)]*\):\S+ \[[^\]]*\] (.*)$")
+_TAG = "COURSE_LAUNCH_ID"  # every process of one launch inherits this environment variable
+_TRACEBACK = "Traceback (most recent call last)"
+_NO_CLUSTER = "Failed to initialize distributed job cluster"
+_WORKER_FAILED = "exit with exception"  # what msrun logs when it sees a worker fail
+_HAVE_PROC = os.path.exists("/proc/self/environ")
+
+
+class LaunchError(RuntimeError):
+    """A launch failed or timed out. ``logs`` maps rank to log text; ``work_dir`` keeps every file."""
+
+    def __init__(self, message, work_dir, logs):
+        super().__init__(message)
+        self.work_dir, self.logs = work_dir, logs
+
+
+class LaunchResult:
+    """A finished launch: ``results[rank]`` is the rank's JSON, ``logs[rank]`` its log text."""
+
+    def __init__(self, command, work_dir, results, logs, seconds):
+        self.command, self.work_dir, self.results, self.logs, self.seconds = command, work_dir, results, logs, seconds
+
+    def printed(self, rank):
+        """The lines rank ``rank`` printed: its log without MindSpore's log lines (they hold PIDs, times)."""
+        if rank not in self.logs:
+            raise ValueError(f"no rank {rank}: this launch had ranks {sorted(self.logs)}")
+        return [line for line in self.logs[rank].splitlines() if line.strip() and not MS_LOG_LINE.match(line)]
+
+    def display_command(self):
+        """The msrun command as one would type it, with placeholders for the port and the temporary path."""
+        options = [a.replace(self.work_dir, "<work_dir>") for a in self.command[3:10]]
+        options = ["--master_port=<port>" if a.startswith("--master_port=") else a for a in options]
+        return " ".join(["msrun", *options, Path(self.command[10]).name, *self.command[11:]])
+
+    def __repr__(self):
+        return f"LaunchResult(ranks={sorted(self.logs)}, results from ranks {sorted(self.results)})"
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _port_is_free(port):
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def msrun_command(script, num_workers, port, log_dir, cluster_time_out=30, script_args=()):
+    """The msrun command line for ``num_workers`` workers, all on this machine, run by this interpreter."""
+    return [sys.executable, "-m", "mindspore.parallel.cluster.run", f"--worker_num={num_workers}",
+            f"--local_worker_num={num_workers}", "--master_addr=127.0.0.1", f"--master_port={port}",
+            f"--log_dir={log_dir}", "--join=True", f"--cluster_time_out={cluster_time_out}",
+            str(script), *script_args]
+
+
+def _check_args(script, num_workers, script_args, timeout, cluster_time_out, port, work_dir):
+    if not isinstance(script, (str, os.PathLike)):
+        raise TypeError(f"script must be the path of a .py file (str or Path), got {type(script).__name__}")
+    path = Path(script).resolve()
+    if path.suffix != ".py":
+        raise ValueError(f"script must be a Python file ending in .py, got {str(script)!r}")
+    if not path.is_file():
+        raise FileNotFoundError(f"no script at {path}: write it first (for example with %%writefile)")
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int):
+        raise TypeError(f"num_workers must be an int, got {type(num_workers).__name__} {num_workers!r}")
+    if not 1 <= num_workers <= 32:
+        raise ValueError(f"num_workers must be between 1 and 32, got {num_workers}")
+    if isinstance(script_args, (str, bytes)) or not all(isinstance(a, str) for a in script_args):
+        raise TypeError(f"script_args must be a list of strings, got {script_args!r}")
+    for name, value, low in (("timeout", timeout, 1), ("cluster_time_out", cluster_time_out, 5)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number of seconds, got {type(value).__name__} {value!r}")
+        if value < low:
+            raise ValueError(f"{name} must be at least {low} seconds, got {value}")
+    if isinstance(cluster_time_out, float) and not cluster_time_out.is_integer():
+        raise ValueError(f"cluster_time_out must be a whole number of seconds, got {cluster_time_out}")
+    if port is not None:
+        if isinstance(port, bool) or not isinstance(port, int):
+            raise TypeError(f"port must be an int, or None to pick a free one; got {type(port).__name__}")
+        if not 1024 <= port <= 65535:
+            raise ValueError(f"port must be in 1024..65535, got {port}")
+        if not _port_is_free(port):
+            raise ValueError(f"port {port} on 127.0.0.1 is already in use: pass port=None to pick a free one")
+    if work_dir is not None and not Path(work_dir).is_dir():
+        raise ValueError(f"work_dir must be an existing directory or None, got {str(work_dir)!r}")
+    return path
+
+
+def _environment(tag):
+    """This interpreter's environment, its bin directory first on PATH, and the launch's tag."""
+    env = dict(os.environ)
+    bin_dir = os.path.dirname(sys.executable)
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    found = shutil.which("python", path=env["PATH"])
+    if found is None or os.path.realpath(found) != os.path.realpath(sys.executable):
+        raise RuntimeError(f"msrun starts workers with the `python` on PATH, but {bin_dir} has no `python` "
+                           f"that runs {sys.executable}: run the course from its virtual environment")
+    env[_TAG] = tag
+    return env
+
+
+def _job_processes(tag):
+    """{pid: environment} of the live processes of the launch tagged ``tag`` (read from /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir() if _HAVE_PROC else ():
+        try:
+            if entry.name.isdigit():
+                pairs = (entry / "environ").read_bytes().decode(errors="replace").split("\0")
+                env = dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+                if env.get(_TAG) == tag:
+                    found[int(entry.name)] = env
+        except OSError:  # exited meanwhile, a zombie, or another user's
+            continue
+    return found
+
+
+def _descendants(root):
+    """PIDs of the descendants of ``root``, from ``ps`` (for systems without /proc)."""
+    out = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True, check=False).stdout
+    children = {}
+    for line in out.splitlines():
+        pid, ppid = map(int, line.split())
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid):
+    """True while ``pid`` runs; a zombie (dead, not yet reaped) does not count."""
+    try:
+        if _HAVE_PROC:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+        os.kill(pid, 0)
+        return True
+    except (OSError, IndexError):
+        return False
+
+
+def _kill(pids):
+    """SIGKILL each process and its process group (msrun puts every worker in a group of its own)."""
+    own_group = os.getpgid(0)
+    for pid in pids:
+        try:
+            group = os.getpgid(pid)
+            if group != own_group:
+                os.killpg(group, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _stop_everything(msrun, tag, seen):
+    """Kill msrun, its scheduler, the workers and their children; wait until none of them runs."""
+    seen = {msrun.pid, *seen, *_job_processes(tag)}
+    _kill(seen)
+    try:
+        msrun.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        tagged = set(_job_processes(tag))
+        seen |= tagged
+        _kill(tagged)
+        if not any(_alive(pid) for pid in seen):
+            return
+        time.sleep(0.1)
+
+
+def _read(path):
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def log_excerpt(text, max_lines=15):
+    """The part of a log worth quoting: its last Python traceback, else its last lines.
+
+    MindSpore's INFO and WARNING lines and its C++ call stack are left out; its ERROR lines are kept,
+    without the process id, the time and the source file.
+    """
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
+    if starts:
+        lines = lines[starts[-1]:]
+        cut = [i for i, line in enumerate(lines) if "C++ Call Stack" in line]
+        lines = lines[:cut[0]] if cut else lines
+    kept = []
+    for line in lines:
+        error = _MS_ERROR.match(line)
+        if error:
+            kept.append(f"[{error.group(1)}] {error.group(2)}")
+        elif line.strip() and not MS_LOG_LINE.match(line) and set(line.strip()) != {"-"}:
+            kept.append(line)
+    if len(kept) > max_lines:
+        kept = kept[:2] + ["..."] + kept[3 - max_lines:]
+    return "\n".join(kept) or "(nothing in the log)"
+
+
+def _ranks(ranks):
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+
+
+def _diagnose(reason, logs, scheduler_log, msrun_log, port, running):
+    """Say what went wrong and which ranks failed, quoting their logs."""
+    crashed = [r for r, text in logs.items() if _TRACEBACK in text and _NO_CLUSTER not in text]
+    waited = [r for r, text in logs.items() if _NO_CLUSTER in text]
+    silent = [r for r, text in logs.items() if _TRACEBACK not in text]
+    parts, quote = [reason], sorted(logs)
+    if crashed:
+        parts.append(f"{_ranks(crashed)} failed; msrun then stopped the other processes.")
+        quote = crashed
+    elif _TRACEBACK in scheduler_log and "TCP server" in scheduler_log:
+        parts.append(f"The scheduler could not listen on 127.0.0.1:{port}: does another program use the port?")
+        parts.append("--- scheduler.log ---\n" + _indent(log_excerpt(scheduler_log)))
+        quote = []
+    elif waited:
+        never = f"{_ranks(silent)} never joined (did not reach init() in time); " if silent else ""
+        parts.append(f"The cluster never formed: {never}{_ranks(waited)} gave up waiting.")
+        quote = silent + waited
+    elif running:
+        parts.append(f"Still running when stopped: {_ranks(running)}.")
+    for rank in quote:
+        parts.append(f"--- rank {rank}: worker_{rank}.log ---\n" + _indent(log_excerpt(logs[rank])))
+    if not any(logs.values()) and not scheduler_log:
+        parts.append("--- msrun's own output ---\n" + _indent(log_excerpt(msrun_log)))
+    return "\n".join(parts)
+
+
+def _indent(text):
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def launch(script, num_workers=2, *, script_args=(), timeout=180, cluster_time_out=30, port=None, work_dir=None):
+    """Run ``script`` with msrun as ``num_workers`` workers on this machine; return a LaunchResult.
+
+    The workers run in ``work_dir`` (default: a new temporary directory, removed when Python exits) and
+    msrun writes their logs to ``work_dir/logs``. Raises LaunchError, naming the ranks concerned and
+    quoting their logs, if a rank fails, the cluster does not form within ``cluster_time_out`` seconds,
+    or the job takes longer than ``timeout`` seconds. No process of the job outlives the call.
+    """
+    path = _check_args(script, num_workers, script_args, timeout, cluster_time_out, port, work_dir)
+    port = free_port() if port is None else port
+    if work_dir is None:
+        from course_utils.env import scratch_dir
+
+        work_dir = scratch_dir(prefix="msrun-")
+    work_dir = str(Path(work_dir).resolve())
+    log_dir = os.path.join(work_dir, "logs")
+    scheduler_log, msrun_log = os.path.join(log_dir, "scheduler.log"), os.path.join(work_dir, "msrun.log")
+    command = msrun_command(path, num_workers, port, log_dir, int(cluster_time_out), tuple(script_args))
+    tag = uuid.uuid4().hex
+    env = _environment(tag)
+    seen, reason, running, trouble_since = set(), None, [], None
+    started = time.monotonic()
+    with open(msrun_log, "w", encoding="utf-8") as out:
+        msrun = subprocess.Popen(command, cwd=work_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while msrun.poll() is None:
+            if not _HAVE_PROC:  # no /proc to find the job's processes by their tag later: note them now
+                seen |= _descendants(msrun.pid)
+            if time.monotonic() - started > timeout:
+                running = sorted({int(env["RANK_ID"]) for env in _job_processes(tag).values()
+                                 if env.get("MS_ROLE") == "MS_WORKER" and env.get("RANK_ID", "").isdigit()})
+                reason = f"The job did not finish within timeout={timeout} s and was stopped."
+                break
+            # A dead scheduler or a failed worker dooms the job, but msrun may wait up to cluster_time_out
+            # for the scheduler before it says so: stop everything two seconds after the first sign.
+            if trouble_since is None and (_TRACEBACK in _read(scheduler_log) or _WORKER_FAILED in _read(msrun_log)):
+                trouble_since = time.monotonic()
+            if trouble_since is not None and time.monotonic() - trouble_since > 2:
+                reason = "The msrun job failed and was stopped."
+                break
+            time.sleep(0.25)
+    finally:
+        _stop_everything(msrun, tag, seen)  # nothing is left after a success; after an error or Ctrl+C, all goes
+    logs = {rank: _read(os.path.join(log_dir, f"worker_{rank}.log")) for rank in range(num_workers)}
+    if reason is None and msrun.returncode != 0:
+        reason = f"The msrun job failed (msrun exit code {msrun.returncode})."
+    if reason is not None:
+        message = _diagnose(reason, logs, _read(scheduler_log), _read(msrun_log), port, running)
+        raise LaunchError(f"{message}\nAll files: {work_dir}", work_dir, logs)
+    results = {}
+    for rank in range(num_workers):
+        result_file = os.path.join(work_dir, RESULT_FILE.format(rank=rank))
+        if os.path.exists(result_file):
+            with open(result_file, encoding="utf-8") as f:
+                results[rank] = json.load(f)
+    return LaunchResult(command, work_dir, results, logs, time.monotonic() - started)

@@ -1,0 +1,137 @@
+"""Exercises of notebook 08 (checkpoints).
+
+08.1 ``load_or_fail(net, path)``: load a .ckpt into ``net`` and raise ValueError naming every parameter of
+     the net that was not loaded from an entry of exactly its name. Checked on checkpoint files the
+     checker writes itself (complete, missing a key, with optimizer state, under another prefix).
+08.2 ``resume(path, steps)``: continue a Momentum training run from a train-cell checkpoint. Checked
+     against plain-numpy momentum gradient descent started from the state the checker wrote.
+"""
+
+import os
+import tempfile
+
+import numpy as np
+
+from course_utils.data import make_linear_data
+from course_utils.exercises import Exercise
+
+LR, MOMENTUM = 0.1, 0.9  # the optimizer of notebook 08's resume section
+
+
+def _one_dense_net():
+    from mindspore import nn
+
+    class _OneDense(nn.Cell):  # the checker's own net: same parameter names as the notebook's MinimalNet
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
+
+        def construct(self, x):
+            return self.dense(x)
+
+    return _OneDense()
+
+
+def _save(path, entries):
+    import mindspore as ms
+
+    ms.save_checkpoint([{"name": k, "data": ms.Tensor(v)} for k, v in entries.items()], path)
+
+
+def _weights(net):
+    params = net.parameters_dict()
+    return float(params["dense.weight"].asnumpy().ravel()[0]), float(params["dense.bias"].asnumpy().ravel()[0])
+
+
+def _check_load_or_fail(answer):
+    if not callable(answer):
+        return f"expected a function load_or_fail(net, path), got {type(answer).__name__}"
+    w, b = np.array([[1.5]], np.float32), np.array([-0.25], np.float32)
+    optimizer_state = {"moments.dense.weight": np.array([[0.1]], np.float32),
+                       "moments.dense.bias": np.array([0.2], np.float32),
+                       "global_step": np.array([7], np.int32)}
+    with tempfile.TemporaryDirectory(prefix="nb08-check-") as folder:
+        cases = {
+            "complete": {"dense.weight": w, "dense.bias": b},
+            "with optimizer state": {"dense.weight": w, "dense.bias": b, **optimizer_state},
+            "missing dense.bias": {"dense.weight": w},
+            "saved under another prefix (backbone.dense.*)": {"backbone.dense.weight": w, "backbone.dense.bias": b},
+        }
+        paths = {}
+        for name, entries in cases.items():
+            paths[name] = os.path.join(folder, name.split(" ")[0] + ".ckpt")
+            _save(paths[name], entries)
+        for name in ("complete", "with optimizer state"):
+            net = _one_dense_net()
+            try:
+                answer(net, paths[name])
+            except Exception as exc:
+                return (f"loading the checkpoint '{name}' raised {type(exc).__name__}: {exc}. Entries of the file "
+                        f"that the net does not need (ckpt_not_loaded) are fine; only params_not_loaded matters")
+            if _weights(net) != (1.5, -0.25):
+                return f"after loading the checkpoint '{name}' the net holds {_weights(net)}, not (1.5, -0.25)"
+        for name, missing in (("missing dense.bias", ["dense.bias"]),
+                              ("saved under another prefix (backbone.dense.*)", ["dense.weight", "dense.bias"])):
+            try:
+                answer(_one_dense_net(), paths[name])
+            except ValueError as exc:
+                absent = [m for m in missing if m not in str(exc)]
+                if absent:
+                    return f"for the checkpoint '{name}', the ValueError should name {absent}; it says: {exc}"
+            except Exception as exc:
+                return f"for the checkpoint '{name}', raise ValueError, not {type(exc).__name__}: {exc}"
+            else:
+                hint = " (without strict_load=True, names are matched by suffix)" if "prefix" in name else ""
+                return f"the checkpoint '{name}' loaded without an error{hint}"
+    return None
+
+
+def _oracle(w, b, vw, vb, steps):
+    """Momentum gradient descent on the MSE of the course data, in float64 numpy."""
+    x, y = (a.astype(np.float64).ravel() for a in make_linear_data())
+    for _ in range(steps):
+        r = w * x + b - y
+        vw = MOMENTUM * vw + 2 * np.mean(r * x)
+        vb = MOMENTUM * vb + 2 * np.mean(r)
+        w, b = w - LR * vw, b - LR * vb
+    return w, b, vw, vb
+
+
+def _check_resume(answer):
+    if not callable(answer):
+        return f"expected a function resume(path, steps), got {type(answer).__name__}"
+    k, steps = 9, 12
+    w, b, vw, vb = _oracle(0.3, 0.1, 0.0, 0.0, k)  # the state after k steps, moments included
+    entries = {"dense.weight": np.array([[w]], np.float32), "dense.bias": np.array([b], np.float32),
+               "moments.dense.weight": np.array([[vw]], np.float32), "moments.dense.bias": np.array([vb], np.float32),
+               "global_step": np.array([k], np.int32), "learning_rate": np.array(LR, np.float32),
+               "momentum": np.array(MOMENTUM, np.float32)}
+    with tempfile.TemporaryDirectory(prefix="nb08-check-") as folder:
+        path = os.path.join(folder, "step9.ckpt")
+        _save(path, entries)
+        net = answer(path, steps)
+    if not hasattr(net, "parameters_dict"):
+        return f"resume should return the trained net (a Cell), got {type(net).__name__}"
+    names = net.parameters_dict()
+    if "dense.weight" not in names or "dense.bias" not in names:
+        return f"the returned cell has no dense.weight/dense.bias parameters, only {sorted(names)}"
+    got = np.array(_weights(net))
+    expected = np.array(_oracle(w, b, vw, vb, steps)[:2])
+    if np.allclose(got, expected, rtol=0, atol=1e-5):
+        return None
+    if np.allclose(got, _oracle(w, b, 0.0, 0.0, steps)[:2], rtol=0, atol=1e-5):
+        return ("you restored the weights but not the optimizer's moments: load the checkpoint into the "
+                "train cell (it holds the optimizer), not only into the net")
+    if np.allclose(got, [w, b], rtol=0, atol=1e-6):
+        return "the weights are those of the checkpoint: did you train `steps` more steps?"
+    return (f"after {steps} more steps, expected w={expected[0]:.5f}, b={expected[1]:.5f}, "
+            f"got w={got[0]:.5f}, b={got[1]:.5f} (lr {LR}, momentum {MOMENTUM}, full batch of the course data?)")
+
+
+load_or_fail = Exercise("08.1", _check_load_or_fail,
+                        hint="ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns "
+                             "(params_not_loaded, ckpt_not_loaded); only the first list means the net is incomplete")
+resume = Exercise("08.2", _check_resume,
+                  hint="build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and "
+                       "TrainOneStepCell, load the checkpoint into the train cell before its first step, "
+                       "then call it `steps` times on (X, Y)")

@@ -1,0 +1,177 @@
+"""A training-health report: is the loss finite and falling, do gradients explode, do parameters move?
+
+Record at every step the loss, the global gradient norm and the parameters (as numpy numbers), then
+``print(health_report(losses, grad_norms, params))``. The report names the most serious problem it
+finds (its verdict) and lists every finding with its likely causes. It looks only at the numbers, so
+it works with any framework and any way of writing the training loop.
+"""
+
+import math
+
+import numpy as np
+
+DIVERGED = "diverged"  # the loss, a gradient or a parameter became NaN or inf
+DIVERGING = "diverging"  # still finite, but the loss ended higher than it started
+EXPLODING = "exploding gradients"  # the gradient norm grew by orders of magnitude
+FROZEN = "frozen"  # the parameters stopped changing although the gradient is not small
+NO_PROGRESS = "no progress"  # the loss hardly fell, or is no better than predicting the mean
+HEALTHY = "healthy"
+VERDICTS = (DIVERGED, DIVERGING, EXPLODING, FROZEN, NO_PROGRESS, HEALTHY)  # most serious first
+
+
+class HealthReport:
+    """What ``health_report`` found. ``verdict`` is one of VERDICTS; ``findings`` is a list of
+    ``(verdict, explanation)`` pairs, most serious first; ``healthy`` is True when nothing was found."""
+
+    def __init__(self, steps, findings, facts):
+        self.steps = steps
+        self.findings = sorted(findings, key=lambda f: VERDICTS.index(f[0]))
+        self.verdict = self.findings[0][0] if self.findings else HEALTHY
+        self.facts = facts  # the measured numbers, as lines of text
+
+    @property
+    def healthy(self):
+        return self.verdict == HEALTHY
+
+    def __str__(self):
+        lines = [f"Training health: {self.verdict.upper()} ({self.steps} steps)"]
+        lines += [f"  {line}" for line in self.facts]
+        lines += [f"  ! {verdict}: {text}" for verdict, text in self.findings]
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"HealthReport(verdict={self.verdict!r}, findings={len(self.findings)})"
+
+    def _repr_pretty_(self, printer, cycle):  # IPython shows the full text as a cell's last expression
+        printer.text(str(self))
+
+
+def _series(name, values):
+    if values is None or isinstance(values, (str, bytes, dict)):
+        raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of numbers (use float(loss) for a Tensor), "
+                        f"got {type(values).__name__}") from None
+    return arr
+
+
+def _number(name, value, low, high):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    if not (math.isfinite(value) and low < value < high):
+        raise ValueError(f"{name} must be between {low} and {high} (exclusive), got {value!r}")
+    return float(value)
+
+
+def _first(mask):
+    return int(np.argmax(mask)) if mask.any() else None
+
+
+def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, min_improvement=0.5,
+                  explode_factor=1e3, frozen_steps=5):
+    """Diagnose a training run from what was recorded at each of its n steps.
+
+    losses: the n losses (1-D). grad_norms: optionally the n global gradient norms, measured before
+    clipping. params: optionally the parameters flattened into rows, n + 1 rows (before the first step
+    and after every step) or n rows (after every step). baseline_loss: optionally the loss of a model
+    that ignores its input (for the mean squared error: the variance of y); a final loss above half of
+    it means the model learned little. The thresholds are keyword arguments.
+    """
+    loss = _series("losses", losses)
+    if loss.ndim != 1 or loss.size < 2:
+        raise ValueError(f"losses must be 1-D with at least 2 steps, got shape {loss.shape}")
+    n = loss.size
+    min_improvement = _number("min_improvement", min_improvement, 0.0, 1.0)
+    explode_factor = _number("explode_factor", explode_factor, 1.0, math.inf)
+    if isinstance(frozen_steps, bool) or not isinstance(frozen_steps, (int, np.integer)) or frozen_steps < 1:
+        raise ValueError(f"frozen_steps must be a positive int, got {frozen_steps!r}")
+    if baseline_loss is not None:
+        baseline_loss = _number("baseline_loss", baseline_loss, 0.0, math.inf)
+
+    grad = None
+    if grad_norms is not None:
+        grad = _series("grad_norms", grad_norms)
+        if grad.shape != (n,):
+            raise ValueError(f"grad_norms must have one value per step ({n}), got shape {grad.shape}")
+        if np.any(grad < 0):
+            raise ValueError("grad_norms must not be negative: a norm is >= 0")
+    par, offset = None, 0
+    if params is not None:
+        par = _series("params", params)
+        par = par.reshape(-1, 1) if par.ndim == 1 else par
+        if par.ndim != 2 or par.shape[0] not in (n, n + 1):
+            raise ValueError(f"params must have {n + 1} rows (before the first step and after each) or {n} "
+                             f"rows (after each step), got shape {np.shape(params)}")
+        offset = 0 if par.shape[0] == n + 1 else 1  # the step whose update the first row difference shows
+
+    findings = []
+    facts = [f"loss:          first {loss[0]:.4g}, last {loss[-1]:.4g}"]
+    if grad is not None:
+        finite_grad = grad[np.isfinite(grad)]
+        largest = f"{finite_grad.max():.4g}" if finite_grad.size else "none finite"
+        facts.append(f"gradient norm: first {grad[0]:.4g}, largest finite {largest}, last {grad[-1]:.4g}")
+    if par is not None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            changes = np.linalg.norm(np.diff(par, axis=0), axis=1)
+        facts.append(f"parameter change per step: median {np.median(changes):.4g}, last {changes[-1]:.4g}")
+    if baseline_loss is not None:
+        facts.append(f"baseline loss (predict the mean): {baseline_loss:.4g}")
+
+    # 1. NaN or inf anywhere: nothing else is meaningful after that
+    first_bad = []  # (step, order, description) of the first non-finite value in each series
+    step = _first(~np.isfinite(loss))
+    if step is not None:
+        first_bad.append((step, 0, f"the loss became {loss[step]} at step {step}"))
+    step = _first(~np.isfinite(grad)) if grad is not None else None
+    if step is not None:
+        first_bad.append((step, 1, f"the gradient norm became {grad[step]} at step {step}"))
+    row = _first(~np.all(np.isfinite(par), axis=1)) if par is not None else None
+    if row is not None:
+        step = max(row - 1 + offset, 0)  # the step whose update produced that row
+        first_bad.append((step, 2, f"a parameter became NaN or inf at step {step}"))
+    if first_bad:
+        findings.append((DIVERGED, f"{min(first_bad)[2]}. Usual causes: a learning rate above the stability "
+                                   "limit, inputs on a large scale, or gradients exploding in a deep net. Lower the "
+                                   "learning rate, rescale the inputs, or clip the gradients."))
+        return HealthReport(n, findings, facts)
+
+    # 2. finite, but moving the wrong way
+    if loss[-1] > loss[0]:
+        findings.append((DIVERGING, f"the loss grew from {loss[0]:.4g} to {loss[-1]:.4g}: the learning rate is "
+                                    "probably too large (each step overshoots further). It will become inf or NaN."))
+    if grad is not None and grad[0] > 0 and grad.max() > explode_factor * grad[0]:
+        step = int(np.argmax(grad))
+        findings.append((EXPLODING, f"the gradient norm grew {grad.max() / grad[0]:.3g}-fold, to {grad.max():.4g} at "
+                                    f"step {step}. Clip it (ops.clip_by_global_norm) and check the learning rate."))
+
+    # 3. parameter values that stopped moving although the gradient says they should move
+    if par is not None and grad is not None:
+        still = np.diff(par, axis=0) == 0  # (updates, values): True where an update left a value unchanged
+        trailing = np.where(still.all(axis=0), len(still), np.argmin(still[::-1], axis=0))  # per value
+        stuck = trailing >= min(frozen_steps, len(still))
+        if stuck.any():
+            start = len(still) - int(trailing[stuck].min()) + offset  # every stuck value is unchanged since
+            pushed = float(np.median(grad[start:])) if start < n else 0.0
+            if pushed > 1e-3 * grad.max():  # not a float32 fixed point at the minimum
+                which = "all" if stuck.all() else f"{int(stuck.sum())} of"
+                findings.append((FROZEN, f"{which} {stuck.size} parameter values have not changed since step {start} "
+                                         f"although the gradient norm is {pushed:.4g}: the optimizer no longer "
+                                         "updates them. In PyNative, Parameter.set_data or load_param_into_net after "
+                                         "the optimizer has stepped does this: reset with ops.assign, or build a new "
+                                         "optimizer."))
+
+    # 4. finite and not growing, but not learning either
+    serious = bool(findings)
+    improvement = 1.0 - loss[-1] / loss[0] if loss[0] > 0 else 0.0
+    if not serious and improvement < min_improvement:
+        findings.append((NO_PROGRESS, f"the loss fell by only {improvement:.1%} in {n} steps. The learning rate may "
+                                      "be too small, or the inputs badly scaled (some directions then learn far "
+                                      "more slowly than others)."))
+    if not serious and baseline_loss is not None and loss[-1] > 0.5 * baseline_loss:
+        findings.append((NO_PROGRESS, f"the final loss is {loss[-1] / baseline_loss:.0%} of the baseline: the model "
+                                      "has learned little beyond the mean of y. The learning rate may be too small or "
+                                      "the inputs badly scaled; or predictions and targets differ in shape ((n, 1) "
+                                      "against (n,) broadcasts silently)."))
+    return HealthReport(n, findings, facts)

@@ -1,0 +1,205 @@
+"""Exercises of notebook 06 (debugging training).
+
+The runs to diagnose are simulated here with plain numpy gradient descent, in float32 like MindSpore, so
+the checks share no code with the notebook. Fixes are checked against closed-form facts (2/λmax of the
+loss Hessian) and numpy gradient descent.
+"""
+
+import numpy as np
+
+from course_utils.exercises import Exercise
+
+TOO_LARGE = "learning rate too large"
+TOO_SMALL = "learning rate too small"
+BADLY_SCALED = "inputs badly scaled"
+WRONG_SHAPE = "targets of the wrong shape"
+FROZEN = "parameters frozen by set_data"
+HEALTHY = "healthy"
+CAUSES = (TOO_LARGE, TOO_SMALL, BADLY_SCALED, WRONG_SHAPE, FROZEN, HEALTHY)
+
+_STEPS = 100
+_TRUTH = {"A": BADLY_SCALED, "B": FROZEN, "C": TOO_LARGE, "D": HEALTHY, "E": WRONG_SHAPE, "F": TOO_SMALL}
+_CLUES = {
+    TOO_LARGE: "its lr is above 2/λmax of its x",
+    TOO_SMALL: "its lr is far below 2/λmax of its x, and its loss is still falling",
+    BADLY_SCALED: "its lr is close to 2/λmax of its x and yet the loss hardly falls: look at the range of x",
+    WRONG_SHAPE: "compare run['y'].shape with the (n, 1) predictions, and the final loss with np.var(y)",
+    FROZEN: "look at the parameters after the loss jumps back up",
+    HEALTHY: "its health report finds nothing wrong",
+}
+
+
+def _largest_stable_lr(x):
+    """2/λmax of the Hessian of the mean squared error of y = w*x + b (float64, an oracle)."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    hessian = 2.0 * np.array([[np.mean(x * x), np.mean(x)], [np.mean(x), 1.0]])
+    return 2.0 / np.linalg.eigvalsh(hessian)[-1]
+
+
+def _simulate(x, y, lr, wrong_shape=False, freeze_at=None, w0=0.01, b0=0.0):
+    """Full-batch gradient descent on y = w*x + b in float32; returns loss, grad_norm, params."""
+    f32 = np.float32
+    x, y, lr = x.astype(f32).ravel(), y.astype(f32).ravel(), f32(lr)
+    target = np.full_like(y, y.mean()) if wrong_shape else y  # (n,1) - (n,) broadcasts to the mean of y
+    extra = f32(y.var()) if wrong_shape else f32(0)
+    w, b = f32(w0), f32(b0)
+    losses, norms, params = [], [], [(w, b)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for step in range(_STEPS):
+            err = w * x + b - target
+            gw, gb = f32(2) * np.mean(err * x), f32(2) * np.mean(err)
+            losses.append(np.mean(err * err) + extra)
+            norms.append(np.sqrt(gw * gw + gb * gb))
+            if freeze_at is None or step < freeze_at:
+                w, b = w - lr * gw, b - lr * gb
+            elif step == freeze_at:  # "start again" with set_data: the values reset, then never move
+                w, b = f32(w0), f32(b0)
+            params.append((w, b))
+    return np.array(losses, f32), np.array(norms, f32), np.array(params, f32)
+
+
+def mystery_runs():
+    """Six recorded runs, "A" to "F". Each is a dict with the data (x, y), the learning rate lr, and what
+    was recorded at each step: loss, grad_norm (before any clipping) and params (rows of (w, b), the first
+    row before the first step)."""
+    rng = np.random.RandomState(6)
+    x = rng.rand(100, 1).astype(np.float32)
+    y = (2 * x + 1 + rng.normal(0, 0.01, (100, 1))).astype(np.float32)
+    x_mm = (1000 * x).astype(np.float32)
+    setups = {
+        TOO_LARGE: (x, y, 1.2, {}),
+        TOO_SMALL: (x, y, 0.002, {}),
+        BADLY_SCALED: (x_mm, y, 0.9 * _largest_stable_lr(x_mm), {}),
+        WRONG_SHAPE: (x, y.ravel(), 0.5, {"wrong_shape": True}),
+        FROZEN: (x, y, 0.5, {"freeze_at": 40}),
+        HEALTHY: (x, y, 0.5, {}),
+    }
+    runs = {}
+    for name, cause in _TRUTH.items():
+        xs, ys, lr, options = setups[cause]
+        loss, grad_norm, params = _simulate(xs, ys, lr, **options)
+        runs[name] = {"x": xs.copy(), "y": ys.copy(), "lr": float(lr), "loss": loss, "grad_norm": grad_norm,
+                      "params": params}
+    return runs
+
+
+def _check_diagnosis(answer):
+    if not isinstance(answer, dict):
+        return f"expected a dict such as {{'A': '{HEALTHY}', ...}}, got {type(answer).__name__}"
+    missing = sorted(set(_TRUTH) - set(answer))
+    if missing:
+        return f"give a cause for every run; missing: {', '.join(missing)}"
+    unknown = {k: v for k, v in answer.items() if v not in CAUSES}
+    if unknown:
+        return f"use the names in nb06.CAUSES exactly; not one of them: {unknown}"
+    wrong = [k for k in sorted(_TRUTH) if answer[k] != _TRUTH[k]]
+    if wrong:
+        clues = "; ".join(f"run {k}: {_CLUES[_TRUTH[k]]}" for k in wrong)
+        return f"{len(wrong)} of {len(_TRUTH)} causes are wrong. {clues}"
+    return None
+
+
+def broken_data():
+    """The broken set-up of exercise 06.2: x_raw in millimetres (0 to 1000) and y_raw, float64, shape (100,)."""
+    rng = np.random.RandomState(62)
+    x_raw = 1000 * rng.rand(100)
+    y_raw = 0.002 * x_raw + 1 + rng.normal(0, 0.01, 100)
+    return x_raw, y_raw
+
+
+def _check_fixed_setup(answer):
+    if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+        return "expected a tuple (x_fixed, y_fixed, lr)"
+    x, y, lr = answer
+    x_raw, y_raw = broken_data()
+    for name, arr in (("x_fixed", x), ("y_fixed", y)):
+        if not isinstance(arr, np.ndarray):
+            return f"{name} must be a numpy array, got {type(arr).__name__} (use .asnumpy() on a Tensor)"
+        if arr.dtype != np.float32 or arr.shape != (100, 1):
+            return (f"{name} must be float32 of shape (100, 1) like the net's weights and predictions, got "
+                    f"{arr.dtype} {arr.shape}: use .reshape(-1, 1).astype(np.float32)")
+    if not np.allclose(y.ravel(), y_raw, rtol=1e-6, atol=1e-6):
+        return "y_fixed must hold the same targets as y_raw, in the same order: fix the inputs, not the targets"
+    design = np.stack([x_raw, np.ones_like(x_raw)], axis=1)
+    coef = np.linalg.lstsq(design, x.ravel().astype(np.float64), rcond=None)[0]
+    residual = x.ravel() - design @ coef
+    if abs(coef[0]) < 1e-12 or np.max(np.abs(residual)) > 1e-4 * (np.std(x) + 1e-12):
+        return "x_fixed must be x_raw rescaled (a * x_raw + c), in the same order"
+    if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)) or not 0 < lr < np.inf:
+        return f"lr must be a positive number, got {lr!r}"
+    limit = _largest_stable_lr(x)
+    if lr >= limit:
+        return f"lr = {lr:.4g} is above 2/λmax = {limit:.4g} for your x_fixed: gradient descent diverges"
+    w, b = 0.0, 0.0
+    xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
+    for _ in range(_STEPS):
+        err = w * xs + b - ys
+        w, b = w - lr * 2 * np.mean(err * xs), b - lr * 2 * np.mean(err)
+    loss = np.mean((w * xs + b - ys) ** 2)
+    if loss > 1e-3:
+        return (f"stable, but after {_STEPS} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so that "
+                "both directions of the loss learn at a similar speed (standardise it), then pick lr below 2/λmax")
+    return None
+
+
+def _check_reset(answer):
+    if not callable(answer):
+        return f"expected your function reset_parameters, got {type(answer).__name__}"
+    import mindspore as ms
+    from mindspore import Tensor, nn
+
+    class Holder(nn.Cell):  # the same layout as MinimalNet: a single Dense(1, 1) called `dense`
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
+
+        def construct(self, x):
+            return self.dense(x)
+
+    mode = ms.get_context("mode")
+    ms.set_context(mode=ms.PYNATIVE_MODE)  # the trap exists in PyNative, the course's default mode
+    try:
+        x = np.linspace(0, 1, 20, dtype=np.float32).reshape(-1, 1)
+        y = (3 * x - 1).astype(np.float32)
+        net = Holder()
+        optimizer = nn.SGD(net.trainable_params(), learning_rate=0.1)
+        loss_fn = nn.MSELoss()
+
+        def forward(xb, yb):
+            return loss_fn(net(xb), yb)
+
+        grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+        for _ in range(3):  # the optimizer has stepped: the trap is armed
+            optimizer(grad_fn(Tensor(x), Tensor(y))[1])
+        answer(net, 0.5, -0.25)
+        got = (float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0]))
+        if not np.allclose(got, (0.5, -0.25)):
+            return f"after reset_parameters(net, 0.5, -0.25) the weight and bias are {got}, expected (0.5, -0.25)"
+        for _ in range(3):
+            optimizer(grad_fn(Tensor(x), Tensor(y))[1])
+        after = (float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0]))
+    finally:
+        ms.set_context(mode=mode)
+    if after == got:
+        return ("the values were set, but the optimizer no longer moves them: that is the PyNative set_data trap. "
+                "Use ops.assign(parameter, value) instead")
+    w, b = 0.5, -0.25  # the oracle: three steps of plain gradient descent from the reset values
+    xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
+    for _ in range(3):
+        err = w * xs + b - ys
+        w, b = w - 0.1 * 2 * np.mean(err * xs), b - 0.1 * 2 * np.mean(err)
+    if not np.allclose(after, (w, b), atol=1e-5):
+        return f"training after the reset went to {after}, but gradient descent from (0.5, -0.25) gives {(w, b)}"
+    return None
+
+
+diagnosis = Exercise("06.1", _check_diagnosis,
+                     hint="print(health_report(run['loss'], run['grad_norm'], run['params'], "
+                          "baseline_loss=float(np.var(run['y'])))) names the symptom; then compare run['lr'] with "
+                          "the limit 2/λmax of run['x'] (section 1) and look at run['y'].shape")
+fixed_setup = Exercise("06.2", _check_fixed_setup,
+                       hint="three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; "
+                            "an lr below 2/λmax of the standardised x (about 1.0)")
+reset = Exercise("06.3", _check_reset,
+                 hint="ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias "
+                      "with shape (1,)")

@@ -29,7 +29,7 @@ from pathlib import Path
 RESULT_FILE = "result_rank_{rank}.json"  # what a rank writes into its working directory for launch()
 MS_LOG_LINE = re.compile(r"^\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ")  # MindSpore's own log lines
 _MS_ERROR = re.compile(r"^\[(ERROR|CRITICAL)\] [A-Z_]+\([^)]*\):\S+ \[[^\]]*\] (.*)$")
-_TAG = "COURSE_LAUNCH_ID"  # every process of one launch inherits this environment variable
+LAUNCH_TAG = "COURSE_LAUNCH_ID"  # every process of a launch inherits it: "<launching pid>-<random hex>"
 _TRACEBACK = "Traceback (most recent call last)"
 _NO_CLUSTER = "Failed to initialize distributed job cluster"
 _WORKER_FAILED = "exit with exception"  # what msrun logs when it sees a worker fail
@@ -132,7 +132,7 @@ def _environment(tag):
     if found is None or os.path.realpath(found) != os.path.realpath(sys.executable):
         raise RuntimeError(f"msrun starts workers with the `python` on PATH, but {bin_dir} has no `python` "
                            f"that runs {sys.executable}: run the course from its virtual environment")
-    env[_TAG] = tag
+    env[LAUNCH_TAG] = tag
     return env
 
 
@@ -144,7 +144,7 @@ def _job_processes(tag):
             if entry.name.isdigit():
                 pairs = (entry / "environ").read_bytes().decode(errors="replace").split("\0")
                 env = dict(pair.split("=", 1) for pair in pairs if "=" in pair)
-                if env.get(_TAG) == tag:
+                if env.get(LAUNCH_TAG) == tag:
                     found[int(entry.name)] = env
         except OSError:  # exited meanwhile, a zombie, or another user's
             continue
@@ -273,6 +273,21 @@ def _indent(text):
     return "\n".join("    " + line for line in text.splitlines())
 
 
+def _doomed(scheduler_log, msrun_log):
+    """Seconds to wait before stopping a job that cannot succeed any more, or None while it may.
+
+    msrun notices some failures only after cluster_time_out (a scheduler without its port) or waits for the
+    scheduler after a worker failed; a short grace lets the other processes write why they stopped.
+    """
+    if _TRACEBACK in scheduler_log and "TCP server" in scheduler_log:
+        return 2  # the scheduler could not listen: the workers would wait for it until cluster_time_out
+    if _WORKER_FAILED in msrun_log:
+        return 2  # msrun saw a worker fail and killed the others; it only waits for the scheduler now
+    if _TRACEBACK in scheduler_log:
+        return 15  # the cluster failed; the workers report why when their own wait ends
+    return None
+
+
 def launch(script, num_workers=2, *, script_args=(), timeout=180, cluster_time_out=30, port=None, work_dir=None):
     """Run ``script`` with msrun as ``num_workers`` workers on this machine; return a LaunchResult.
 
@@ -291,9 +306,9 @@ def launch(script, num_workers=2, *, script_args=(), timeout=180, cluster_time_o
     log_dir = os.path.join(work_dir, "logs")
     scheduler_log, msrun_log = os.path.join(log_dir, "scheduler.log"), os.path.join(work_dir, "msrun.log")
     command = msrun_command(path, num_workers, port, log_dir, int(cluster_time_out), tuple(script_args))
-    tag = uuid.uuid4().hex
+    tag = f"{os.getpid()}-{uuid.uuid4().hex}"  # who launched, and which launch
     env = _environment(tag)
-    seen, reason, running, trouble_since = set(), None, [], None
+    seen, reason, running, stop_at = set(), None, [], float("inf")
     started = time.monotonic()
     with open(msrun_log, "w", encoding="utf-8") as out:
         msrun = subprocess.Popen(command, cwd=work_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
@@ -307,11 +322,10 @@ def launch(script, num_workers=2, *, script_args=(), timeout=180, cluster_time_o
                                  if env.get("MS_ROLE") == "MS_WORKER" and env.get("RANK_ID", "").isdigit()})
                 reason = f"The job did not finish within timeout={timeout} s and was stopped."
                 break
-            # A dead scheduler or a failed worker dooms the job, but msrun may wait up to cluster_time_out
-            # for the scheduler before it says so: stop everything two seconds after the first sign.
-            if trouble_since is None and (_TRACEBACK in _read(scheduler_log) or _WORKER_FAILED in _read(msrun_log)):
-                trouble_since = time.monotonic()
-            if trouble_since is not None and time.monotonic() - trouble_since > 2:
+            grace = _doomed(_read(scheduler_log), _read(msrun_log))
+            if grace is not None:
+                stop_at = min(stop_at, time.monotonic() + grace)
+            if time.monotonic() > stop_at:
                 reason = "The msrun job failed and was stopped."
                 break
             time.sleep(0.25)

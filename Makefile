@@ -4,6 +4,7 @@
 #   make test     the whole test suite: lint, unit tests, strict nbval over every notebook
 #   make check    the setup check for workshop attendees
 #   make execute  re-run the notebooks and store their outputs deterministically (NB=notebooks/03_*.ipynb for one)
+#   make student  the student edition (solutions removed, outputs cleared) in student/
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
@@ -15,7 +16,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 export GLOG_v := 3
 
-.PHONY: venv lab test check execute clean-venv
+.PHONY: venv lab test check execute student clean-venv
 
 venv: $(STAMP)
 
@@ -40,3 +41,6 @@ execute: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+student: $(STAMP)
+	$(BIN)/python tools/make_student_edition.py student

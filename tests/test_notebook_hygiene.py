@@ -107,3 +107,12 @@ def test_exercises_have_checks_and_hidden_solutions(nb):
             f"the solution after cell {i} must be hidden (metadata jupyter.source_hidden)")
         shown = "".join(_text_of(o) for o in solution.outputs)
         assert "[ok]" in shown, f"the reference solution after cell {i} does not pass its check: {shown!r}"
+
+
+@pytest.mark.parametrize("index", range(len(NOTEBOOKS)), ids=[p.name for p in NOTEBOOKS])
+def test_links_to_previous_and_next(index):
+    intro = nbformat.read(NOTEBOOKS[index], as_version=4).cells[0].source
+    if index > 0:
+        assert f"({NOTEBOOKS[index - 1].name})" in intro, f"link to the previous notebook {NOTEBOOKS[index - 1].name}"
+    if index < len(NOTEBOOKS) - 1:
+        assert f"({NOTEBOOKS[index + 1].name})" in intro, f"link to the next notebook {NOTEBOOKS[index + 1].name}"

@@ -1,0 +1,178 @@
+"""The exercises of notebook 07 accept the reference solutions and reject typical wrong answers."""
+
+import os
+
+os.environ.setdefault("GLOG_v", "3")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from mindspore.train import Callback, Metric  # noqa: E402
+
+from course_utils.checks import nb07  # noqa: E402
+from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED  # noqa: E402
+
+
+# ---- 07.1 ----------------------------------------------------------------------------------------
+def test_train_monitor():
+    assert nb07.train_monitor.evaluate(...).status == NOT_ATTEMPTED
+    assert nb07.train_monitor.evaluate("loss").status == CORRECT
+    for wrong in ("eval_loss", "mse"):
+        result = nb07.train_monitor.evaluate(wrong)
+        assert result.status == INCORRECT and "all 4 epochs ran" in result.message, result.message
+    result = nb07.train_monitor.evaluate(0)
+    assert result.status == INCORRECT and "string" in result.message
+
+
+# ---- 07.2 ----------------------------------------------------------------------------------------
+def _step_losses(run_context):
+    return float(run_context.original_args().net_outputs.asnumpy())
+
+
+class StopBelow(Callback):  # the reference solution of the notebook
+    def __init__(self, threshold):
+        super().__init__()
+        self.threshold = threshold
+
+    def on_train_epoch_begin(self, run_context):
+        self.losses = []
+
+    def on_train_step_end(self, run_context):
+        self.losses.append(_step_losses(run_context))
+
+    def on_train_epoch_end(self, run_context):
+        if np.mean(self.losses) < self.threshold:
+            run_context.request_stop()
+
+
+class StopOnLastStep(Callback):  # like History: the last step's loss, not the epoch's mean
+    def __init__(self, threshold):
+        super().__init__()
+        self.threshold = threshold
+
+    def on_train_epoch_end(self, run_context):
+        if _step_losses(run_context) < self.threshold:
+            run_context.request_stop()
+
+
+class StopOnAnyStep(Callback):  # stops in the middle of an epoch
+    def __init__(self, threshold):
+        super().__init__()
+        self.threshold = threshold
+
+    def on_train_step_end(self, run_context):
+        if _step_losses(run_context) < self.threshold:
+            run_context.request_stop()
+
+
+class StopAfterThreeSteps(StopOnAnyStep):
+    def on_train_step_end(self, run_context):
+        if run_context.original_args().cur_step_num == 3:
+            run_context.request_stop()
+
+
+class NeverStops(StopBelow):
+    def on_train_epoch_end(self, run_context):
+        pass
+
+
+class OldStyleStop(Callback):  # the 1.x hook: model.fit refuses it
+    def __init__(self, threshold):
+        super().__init__()
+        self.threshold = threshold
+
+    def epoch_end(self, run_context):
+        if _step_losses(run_context) < self.threshold:
+            run_context.request_stop()
+
+
+def test_stop_thresholds_tell_the_mean_from_the_last_step_with_margin():
+    means, lasts = nb07.numpy_epoch_losses(15)
+    for threshold in nb07.STOP_THRESHOLDS:
+        by_mean = nb07.expected_stop_epoch(threshold)
+        by_last = next(k for k, loss in enumerate(lasts, 1) if loss < threshold)
+        assert by_last < by_mean < 15
+        # float32 training differs from the float64 oracle by far less than these margins
+        assert means[by_mean - 2] > 1.2 * threshold and means[by_mean - 1] < threshold / 1.2
+        assert abs(lasts[by_last - 1] - threshold) > 0.02 * threshold
+
+
+def test_stop_below_accepts_the_reference():
+    assert nb07.stop_below.evaluate(...).status == NOT_ATTEMPTED
+    result = nb07.stop_below.evaluate(StopBelow)
+    assert result.status == CORRECT, result.message
+
+
+@pytest.mark.parametrize("wrong, text", [
+    (StopOnLastStep, "last step"),
+    (StopOnAnyStep, "epoch"),  # its first step below a threshold is also the last step of an epoch here
+    (StopAfterThreeSteps, "middle of epoch 1"),
+    (NeverStops, "never stopped"),
+    (OldStyleStop, "1.x method"),
+    (StopBelow(0.1), "not an instance"),
+    (Metric, "derived from mindspore.train.Callback"),
+])
+def test_stop_below_rejects_wrong_answers(wrong, text):
+    result = nb07.stop_below.evaluate(wrong)
+    assert result.status == INCORRECT and text in result.message, result.message
+
+
+# ---- 07.3 ----------------------------------------------------------------------------------------
+class RMSE(Metric):  # the reference solution of the notebook
+    def __init__(self):
+        super().__init__()
+        self.clear()
+
+    def clear(self):
+        self._n, self._squared = 0, 0.0
+
+    def update(self, *inputs):
+        error = self._convert_data(inputs[0]).astype(np.float64) - self._convert_data(inputs[1])
+        self._n += error.size
+        self._squared += np.sum(error ** 2)
+
+    def eval(self):
+        return float(np.sqrt(self._squared / self._n))
+
+
+class MeanOfBatchRMSE(RMSE):
+    def clear(self):
+        self._values = []
+
+    def update(self, *inputs):
+        error = self._convert_data(inputs[0]) - self._convert_data(inputs[1])
+        self._values.append(np.sqrt(np.mean(error ** 2)))
+
+    def eval(self):
+        return float(np.mean(self._values))
+
+
+class MeanSquaredError(RMSE):
+    def eval(self):
+        return self._squared / self._n
+
+
+class NoReset(RMSE):
+    def __init__(self):
+        super().__init__()
+        self._n, self._squared = 0, 0.0
+
+    def clear(self):
+        pass
+
+
+def test_rmse_metric_accepts_the_reference():
+    assert nb07.rmse_metric.evaluate(...).status == NOT_ATTEMPTED
+    result = nb07.rmse_metric.evaluate(RMSE)
+    assert result.status == CORRECT, result.message
+
+
+@pytest.mark.parametrize("wrong, text", [
+    (MeanOfBatchRMSE, "average per-batch values"),
+    (MeanSquaredError, "square root"),
+    (NoReset, "clear()"),
+    (RMSE(), "not an instance"),
+    (StopBelow, "derived from mindspore.train.Metric"),
+])
+def test_rmse_metric_rejects_wrong_answers(wrong, text):
+    result = nb07.rmse_metric.evaluate(wrong)
+    assert result.status == INCORRECT and text in result.message, result.message

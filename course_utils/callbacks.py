@@ -155,7 +155,7 @@ class LiveLossPlot(Callback):
     def on_eval_end(self, run_context):
         value = _eval_results(run_context.original_args()).get(self.monitor)
         if value is not None and self.step_losses:  # Model.eval alone has no training curve to add to
-            self.val_steps.append(len(self.step_losses))
+            self.val_steps.append(len(self.step_losses) - 1)  # the x of the last step drawn (0-based)
             self.val_losses.append(float(value))
 
     def on_train_epoch_end(self, run_context):

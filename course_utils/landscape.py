@@ -1,0 +1,89 @@
+"""The loss surface of the one-neuron model y = w*x + b under mean squared error, computed from the data.
+
+The loss L(w, b) = mean((w*x + b - y)^2) is a quadratic bowl. Its Hessian does not depend on (w, b):
+H = 2 * [[mean(x^2), mean(x)], [mean(x), 1]]. Plain gradient descent is stable exactly when
+lr < 2 / (largest eigenvalue of H); heavy-ball momentum (MindSpore's nn.Momentum) when
+lr < 2 * (1 + momentum) / (largest eigenvalue).
+"""
+
+import numpy as np
+
+from course_utils.data import check_xy
+
+
+class LossSurface:
+    """Exact facts about the loss of ``y ~ w*x + b`` on one data set, in float64."""
+
+    def __init__(self, x, y):
+        check_xy(x, y)
+        self.x = x[:, 0].astype(np.float64)
+        self.y = y[:, 0].astype(np.float64)
+        features = np.stack([self.x, np.ones_like(self.x)], axis=1)
+        self.hessian = 2.0 * features.T @ features / len(self.x)
+        self.eigenvalues, self.eigenvectors = np.linalg.eigh(self.hessian)  # ascending
+        w, b = np.linalg.lstsq(features, self.y, rcond=None)[0]
+        self.optimum = (float(w), float(b))
+        self.min_loss = float(self.loss(w, b))
+
+    @property
+    def lambda_max(self):
+        return float(self.eigenvalues[-1])
+
+    @property
+    def lambda_min(self):
+        return float(self.eigenvalues[0])
+
+    @property
+    def condition_number(self):
+        return self.lambda_max / self.lambda_min
+
+    def stability_bound(self, momentum=0.0):
+        """Largest stable learning rate: 2 / lambda_max for plain GD, 2 (1 + momentum) / lambda_max with momentum."""
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+        return 2.0 * (1.0 + momentum) / self.lambda_max
+
+    def best_sgd_lr(self):
+        """The learning rate that makes plain GD contract fastest: 2 / (lambda_min + lambda_max)."""
+        return 2.0 / (self.lambda_min + self.lambda_max)
+
+    def loss(self, w, b):
+        """L(w, b) for scalars or same-shaped arrays of w and b (evaluated in closed form, no loop)."""
+        w = np.asarray(w, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        if w.shape != b.shape:
+            raise ValueError(f"w and b must have the same shape, got {w.shape} and {b.shape}")
+        x, y = self.x, self.y
+        # mean((w x + b - y)^2) expanded into moments of the data, so a 200x200 grid costs nothing
+        return (w * w * np.mean(x * x) + b * b + np.mean(y * y) + 2 * w * b * np.mean(x)
+                - 2 * w * np.mean(x * y) - 2 * b * np.mean(y))
+
+    def grid(self, w_range, b_range, n=120):
+        """Return (W, B, L) arrays of shape (n, n) over the given (lo, hi) ranges, for contour plots."""
+        for name, rng in (("w_range", w_range), ("b_range", b_range)):
+            if len(rng) != 2 or not rng[0] < rng[1]:
+                raise ValueError(f"{name} must be (lo, hi) with lo < hi, got {rng!r}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+            raise ValueError(f"n must be an int >= 2, got {n!r}")
+        W, B = np.meshgrid(np.linspace(*w_range, n), np.linspace(*b_range, n))
+        return W, B, self.loss(W, B)
+
+    def __repr__(self):
+        return (f"LossSurface(n={len(self.x)}, eigenvalues=({self.lambda_min:.3f}, {self.lambda_max:.3f}), "
+                f"sgd bound={self.stability_bound():.3f}, optimum=({self.optimum[0]:.4f}, {self.optimum[1]:.4f}))")
+
+
+def steps_to_converge(trajectory, optimum, tol=0.01):
+    """First step k after which |w - w*| < tol and |b - b*| < tol for good, or None if never.
+
+    ``trajectory`` has one row (w, b) per step, starting with the initial point (row 0).
+    """
+    path = np.asarray(trajectory, dtype=np.float64)
+    if path.ndim != 2 or path.shape[1] != 2 or len(path) == 0:
+        raise ValueError(f"trajectory must have shape (steps + 1, 2), got {path.shape}")
+    with np.errstate(invalid="ignore"):
+        inside = np.all(np.abs(path - np.asarray(optimum, dtype=np.float64)) < tol, axis=1)
+    if not inside[-1]:
+        return None
+    outside = np.flatnonzero(~inside)
+    return 0 if outside.size == 0 else int(outside[-1] + 1)

@@ -54,8 +54,9 @@ def _check_l1_loss_cell(answer):
         return f"calling it as loss_cell(data, label) failed: {exc}"
     if np.isclose(got, np.mean((pred - y) ** 2), rtol=1e-5):
         return "that is the MSE loss; use nn.L1Loss() as the loss function"
-    if not np.isclose(got, np.mean(np.abs(pred - y)), rtol=1e-5):
-        return f"loss_cell(x, y) gave {got:.6f}, but the mean absolute error of the net is {np.mean(np.abs(pred - y)):.6f}"
+    mae = np.mean(np.abs(pred - y))
+    if not np.isclose(got, mae, rtol=1e-5):
+        return f"loss_cell(x, y) gave {got:.6f}, but the mean absolute error of the net is {mae:.6f}"
     return None
 
 

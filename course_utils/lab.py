@@ -5,9 +5,9 @@
 
 Controls: a log-scale learning-rate slider ("learning rate"), a box to type an exact value ("type lr"),
 the optimizer (SGD, Momentum 0.9, Adam), the number of steps, and a button that clears earlier tries.
-Every change is one new try: the trainer retrains from the same start, the last tries stay drawn
-(faded) until cleared. The status line says in words what happened ("converged", "still far",
-"DIVERGED at step k"). Bad input (lr <= 0, NaN, text, huge steps) is clamped or refused with a message,
+Every change is one new try: the trainer retrains from the same start, and earlier tries stay drawn
+(faded) until cleared (after ``max_tries`` tries the older half is forgotten, with a message). The
+status line says in words what happened ("converged ...", "still learning ...", "DIVERGED at step k"). Bad input (lr <= 0, NaN, text, huge steps) is clamped or refused with a message,
 never raised. Everything is testable headless: ``lab.set(lr=...)``, ``lab.status.value``,
 ``lab.image.value`` (PNG bytes).
 """
@@ -109,10 +109,10 @@ def _parse_number(value, name):
 class LearningRateLab:
     """The lab's state, its widgets and the update logic. ``trainer``: a MindSporeTrainer (or NumpyTrainer)."""
 
-    def __init__(self, trainer, x, y, start=(0.0, 0.0), lr=0.1, optimizer="SGD", steps=100, max_tries=8):
+    def __init__(self, trainer, x, y, start=(0.0, 0.0), lr=0.1, optimizer="SGD", steps=100, max_tries=40):
         import ipywidgets as widgets
 
-        for method in ("train", "compile", "is_compiled"):
+        for method in ("launch", "collect", "compile", "is_compiled"):
             if not callable(getattr(trainer, method, None)):
                 raise TypeError(f"trainer must have a {method}() method (a MindSporeTrainer or NumpyTrainer), "
                                 f"got {type(trainer).__name__}")
@@ -120,8 +120,8 @@ class LearningRateLab:
         if not LR_RANGE[0] <= lr <= LR_RANGE[1] or not STEPS_RANGE[0] <= steps <= STEPS_RANGE[1] or steps % 10:
             raise ValueError(f"lr must be in {LR_RANGE} and steps a multiple of 10 in {STEPS_RANGE}, "
                              f"got lr={lr!r}, steps={steps!r}")
-        if isinstance(max_tries, bool) or not isinstance(max_tries, int) or not 1 <= max_tries <= 20:
-            raise ValueError(f"max_tries must be an int in [1, 20], got {max_tries!r}")
+        if isinstance(max_tries, bool) or not isinstance(max_tries, int) or not 2 <= max_tries <= 200:
+            raise ValueError(f"max_tries must be an int in [2, 200], got {max_tries!r}")
         self.trainer = trainer
         self.surface = LossSurface(x, y)
         self.start = (float(start[0]), float(start[1]))
@@ -202,7 +202,10 @@ class LearningRateLab:
         self._set_message("earlier tries cleared")
 
     def retrain(self, note=""):
-        """Train with the current settings, add the try, redraw. Errors become a message, never raised."""
+        """Train with the current settings, add the try, redraw. Errors become a message, never raised.
+
+        While MindSpore trains (asynchronously), the figure puts the earlier tries on its canvas; then it
+        waits for the run and draws it on top."""
         t0 = time.perf_counter()
         optimizer, lr, steps = self.optimizer.value, self._lr, self.steps.value
         try:
@@ -210,21 +213,32 @@ class LearningRateLab:
                 self._set_status(f"compiling MindSpore training for {optimizer} (once, a few seconds)...")
                 self.trainer.compile(optimizer)
             t1 = time.perf_counter()
-            run = self.trainer.train(optimizer, lr, steps, start=self.start)
+            pending = self.trainer.launch(optimizer, lr, steps, start=self.start)
+            t2 = time.perf_counter()
+            if len(self.tries) >= self.max_tries:  # forget the older half at once: one redraw, not one per try
+                keep = self.max_tries // 2
+                note = "; ".join(filter(None, [note, f"forgot the {len(self.tries) - keep} oldest tries"]))
+                self.tries, self.colors, self.verdicts = self.tries[-keep:], self.colors[-keep:], self.verdicts[-keep:]
+            self.figure.set_steps(steps)
+            self.figure.prepare(self.tries, self.colors)
+            t3 = time.perf_counter()
+            run = self.trainer.collect(pending)
         except Exception as exc:  # a front end must never see a traceback: say what went wrong instead
             self._set_message(f"training failed: {type(exc).__name__}: {exc}", error=True)
             return None
-        t2 = time.perf_counter()
-        self.tries = (self.tries + [run])[-self.max_tries:]
-        self.colors = (self.colors + [COLORS[self._count % len(COLORS)]])[-self.max_tries:]
+        t4 = time.perf_counter()
+        color = COLORS[self._count % len(COLORS)]
         self._count += 1
         self.verdict = describe_run(run, self.surface)
-        self.verdicts = (self.verdicts + [self.verdict])[-self.max_tries:]
+        self.tries.append(run)
+        self.colors.append(color)
+        self.verdicts.append(self.verdict)
         self._set_status(f"{self._headline()}: {self.verdict.text}", alarm=self.verdict.kind == "diverged")
         self._set_message(note)
-        self._redraw()
-        t3 = time.perf_counter()
-        self.timings = {"train": t2 - t1, "draw": t3 - t2, "total": t3 - t0}
+        self.image.value = self.figure.finish(run, color, self._figure_note())
+        self._list_tries()
+        t5 = time.perf_counter()
+        self.timings = {"train": (t2 - t1) + (t4 - t3), "draw": (t3 - t2) + (t5 - t4), "total": t5 - t0}
         return run
 
     # ---- widget callbacks ------------------------------------------------------------------------------
@@ -301,13 +315,20 @@ class LearningRateLab:
         self.message.value = (f'<span style="color:{"crimson" if error else "#8a6d00"}">{html.escape(text)}</span>'
                               if text else "")
 
+    def _figure_note(self):
+        diverged = self.tries and self.verdict is not None and self.verdict.kind == "diverged"
+        return self.verdict.text.split(":")[0] if diverged else ""
+
     def _redraw(self):
         self.figure.set_steps(self.steps.value)
-        diverged = self.tries and self.verdict is not None and self.verdict.kind == "diverged"
-        note = self.verdict.text.split(":")[0] if diverged else ""
-        self.image.value = self.figure.render(self.tries, colors=self.colors, note=note)
+        self.image.value = self.figure.render(self.tries, colors=self.colors, note=self._figure_note())
+        self._list_tries()
+
+    def _list_tries(self, shown=12):
         rows = [f'<span style="color:{color}">&#9679;</span> {run.optimizer} lr={run.lr:.3g}, {run.steps} steps: '
                 f'{verdict.kind}' for run, color, verdict in zip(self.tries, self.colors, self.verdicts)]
+        hidden = len(rows) - shown
+        rows = ([f"... and {hidden} earlier"] if hidden > 0 else []) + rows[-shown:]
         self.tries_list.value = "<br>".join(["<b>tries (newest last)</b>"] + rows) if rows else ""
 
     @property

@@ -126,24 +126,35 @@ class LabFigure:
         colors = list(colors) if colors is not None else [COLORS[i % len(COLORS)] for i in range(len(runs))]
         if len(colors) != len(runs):
             raise ValueError(f"need one color per run, got {len(colors)} colors for {len(runs)} runs")
+        if not runs:
+            self.prepare([], [])
+            return self._png()
+        self.prepare(runs[:-1], colors[:-1])
+        return self.finish(runs[-1], colors[-1], note)
+
+    def prepare(self, earlier, colors):
+        """Put the background and the faded ``earlier`` runs on the canvas. Needs no new run, so the lab
+        calls it while MindSpore is still training."""
         if self._background is None:
             self.canvas.draw()
             self._background = self.canvas.copy_from_bbox(self.fig.bbox)
             self._history = ([], self._background)
-        earlier = [id(run) for run in runs[:-1]]
+        ids = [id(run) for run in earlier]
         drawn, pixels = self._history
-        if earlier[:len(drawn)] != drawn:  # an earlier try was dropped or cleared: start again from the axes
+        if ids[:len(drawn)] != drawn:  # an earlier try was dropped or cleared: start again from the axes
             drawn, pixels = [], self._background
         self.canvas.restore_region(pixels)
-        if len(earlier) > len(drawn):
-            for run, color in zip(runs[len(drawn):-1], colors[len(drawn):-1]):
+        if len(ids) > len(drawn):
+            for run, color in zip(earlier[len(drawn):], colors[len(drawn):]):
                 self._draw_run(run, color, current=False)
-            self._history = (earlier, self.canvas.copy_from_bbox(self.fig.bbox))
-        if runs:
-            self._draw_run(runs[-1], colors[-1], current=True)
-            self._label.set_text(f"{runs[-1].optimizer} lr={runs[-1].lr:.3g}")
-            self._label.set_color(colors[-1])
-            self.ax_loss.draw_artist(self._label)
+            self._history = (ids, self.canvas.copy_from_bbox(self.fig.bbox))
+
+    def finish(self, run, color, note=""):
+        """Draw the current ``run`` over what ``prepare`` left, with its label and ``note``; return PNG bytes."""
+        self._draw_run(run, color, current=True)
+        self._label.set_text(f"{run.optimizer} lr={run.lr:.3g}")
+        self._label.set_color(color)
+        self.ax_loss.draw_artist(self._label)
         if note:
             self._note.set_text(note)
             self.ax_loss.draw_artist(self._note)

@@ -73,6 +73,12 @@ class NumpyTrainer:
     def compile(self, optimizer):
         pass
 
+    def launch(self, optimizer, lr, steps, start=(0.0, 0.0)):
+        return self.train(optimizer, lr, steps, start)  # numpy has nothing to overlap: the work is done here
+
+    def collect(self, pending):
+        return pending
+
     def train(self, optimizer, lr, steps, start=(0.0, 0.0)):
         check_settings(optimizer, lr, steps)
         a, y, n = self._a, self._y, np.float32(len(self._y))
@@ -147,20 +153,26 @@ class MindSporeTrainer:
             self._compiled[optimizer] = fn
 
     def train(self, optimizer, lr, steps, start=(0.0, 0.0)):
+        """Train ``steps`` steps from ``start`` = (w, b); return a Run."""
+        return self.collect(self.launch(optimizer, lr, steps, start))
+
+    def launch(self, optimizer, lr, steps, start=(0.0, 0.0)):
+        """Queue the run on MindSpore and return at once; ``collect`` waits for it. MindSpore executes the
+        compiled graph asynchronously, so the caller can draw in the meantime (the lab does)."""
         check_settings(optimizer, lr, steps)
         self.compile(optimizer)
         fn = self._compiled[optimizer]
         state = self._initial_state(start)
         lr_tensor = self._ms.Tensor(float(lr), self._ms.float32)  # a Tensor: no recompile for a new lr
-        records = []
-        for _ in range(-(-steps // self.chunk)):
+        pending = []
+        for _ in range(-(-steps // self.chunk)):  # each chunk starts from the state the last one returned
             chunk_records, *state = fn(self._a, self._y, *state, lr_tensor)
-            records.append(chunk_records.asnumpy())
-            if np.isnan(records[-1][-1, 0]):  # NaN stays NaN: skip the remaining chunks
-                break
-        records = np.concatenate(records)[:steps]
-        if len(records) < steps:
-            records = np.vstack([records, np.full((steps - len(records), 3), np.nan, np.float32)])
+            pending.append(chunk_records)
+        return optimizer, lr, steps, start, pending
+
+    def collect(self, pending):
+        optimizer, lr, steps, start, chunks = pending
+        records = np.concatenate([chunk.asnumpy() for chunk in chunks])[:steps]  # waits for MindSpore
         path = np.vstack([np.asarray(start, dtype=np.float32)[None, :], records[:, 1:]])
         return Run(optimizer, lr, records[:, 0], path)
 

@@ -7,8 +7,9 @@ Controls: a log-scale learning-rate slider ("learning rate"), a box to type an e
 the optimizer (SGD, Momentum 0.9, Adam), the number of steps, and a button that clears earlier tries.
 Every change is one new try: the trainer retrains from the same start, and earlier tries stay drawn
 (faded) until cleared (after ``max_tries`` tries the older half is forgotten, with a message). The
-status line says in words what happened ("converged ...", "still learning ...", "DIVERGED at step k"). Bad input (lr <= 0, NaN, text, huge steps) is clamped or refused with a message,
-never raised. Everything is testable headless: ``lab.set(lr=...)``, ``lab.status.value``,
+status line says in words what happened ("converged ...", "still learning ...", "DIVERGED at step k").
+Bad input (lr <= 0, NaN, text, huge steps) is clamped or refused with a message, never raised.
+Everything is testable headless: ``lab.set(lr=...)``, ``lab.status.value``,
 ``lab.image.value`` (PNG bytes).
 """
 

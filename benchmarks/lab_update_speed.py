@@ -8,6 +8,10 @@ reference). Moves alternate between the two so that both see the same machine lo
 slider to a learning rate not used before (slider positions, including diverging ones) and times the
 observer: training, verdict, drawing and PNG encoding. Compilation happens once, before timing.
 Targets (issue 3): MindSpore median <= 100 ms and <= 1.3x the numpy median.
+
+``--full-redraw`` makes every move redraw the whole figure (axes, contours, all tries) instead of
+reusing the cached picture: slower for both backends, shown for comparison with the issue's estimate
+of about 60 ms per figure.
 """
 
 import argparse
@@ -27,6 +31,7 @@ def main(argv=None):
     parser.add_argument("--moves", type=int, default=40, help="timed slider moves per backend (default 40)")
     parser.add_argument("--optimizer", default="SGD", choices=("SGD", "Momentum", "Adam"))
     parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--full-redraw", action="store_true", help="redraw the whole figure on every move")
     args = parser.parse_args(argv)
     os.chdir(tempfile.mkdtemp(prefix="lab-bench-"))  # MindSpore may write graph files into the cwd
 
@@ -52,6 +57,8 @@ def main(argv=None):
         for name in (("MindSpore", "numpy") if i % 2 else ("numpy", "MindSpore")):
             lab = labs[name]
             before = lab.image.value
+            if args.full_redraw:
+                lab.figure.invalidate()
             start = time.perf_counter()
             lab.lr_slider.value = lr
             elapsed = time.perf_counter() - start
@@ -66,6 +73,7 @@ def main(argv=None):
         return 1e3 * statistics.median(values)
 
     print(f"learning-rate lab, {args.optimizer}, {args.steps} steps, {args.moves} moves per backend, "
+          f"{'full redraw' if args.full_redraw else 'cached background'}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     print(f"MindSpore compile (once, before timing): {compile_seconds:.1f} s")
     for name in labs:

@@ -118,7 +118,11 @@ class LabFigure:
         if steps != self.steps:
             self.steps = steps
             self.ax_loss.set_xlim(0, steps)
-            self._background = self._history = None
+            self.invalidate()
+
+    def invalidate(self):
+        """Forget the cached pictures: the next render draws everything again."""
+        self._background = self._history = None
 
     def render(self, runs, colors=None, note=""):
         """Draw ``runs`` (the last one highlighted, earlier ones faded) and return the figure as PNG bytes."""

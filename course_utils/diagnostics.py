@@ -85,8 +85,10 @@ def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, m
     n = loss.size
     min_improvement = _number("min_improvement", min_improvement, 0.0, 1.0)
     explode_factor = _number("explode_factor", explode_factor, 1.0, math.inf)
-    if isinstance(frozen_steps, bool) or not isinstance(frozen_steps, (int, np.integer)) or frozen_steps < 1:
-        raise ValueError(f"frozen_steps must be a positive int, got {frozen_steps!r}")
+    if isinstance(frozen_steps, bool) or not isinstance(frozen_steps, (int, np.integer)):
+        raise TypeError(f"frozen_steps must be an int, got {type(frozen_steps).__name__} {frozen_steps!r}")
+    if frozen_steps < 1:
+        raise ValueError(f"frozen_steps must be at least 1, got {frozen_steps}")
     if baseline_loss is not None:
         baseline_loss = _number("baseline_loss", baseline_loss, 0.0, math.inf)
 

@@ -164,6 +164,7 @@ def test_mindspore_set_data_trap(reset_with, verdict):
     (dict(losses=[1.0, 0.5], explode_factor=0.5), ValueError, "explode_factor"),
     (dict(losses=[1.0, 0.5], explode_factor=True), TypeError, "explode_factor"),
     (dict(losses=[1.0, 0.5], frozen_steps=0), ValueError, "frozen_steps"),
+    (dict(losses=[1.0, 0.5], frozen_steps=2.5), TypeError, "frozen_steps"),
     (dict(losses=[1.0, 0.5], baseline_loss=-1.0), ValueError, "baseline_loss"),
     (dict(losses=[1.0, 0.5], baseline_loss=float("nan")), ValueError, "baseline_loss"),
 ])

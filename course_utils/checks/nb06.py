@@ -196,7 +196,7 @@ def _check_reset(answer):
 diagnosis = Exercise("06.1", _check_diagnosis,
                      hint="print(health_report(run['loss'], run['grad_norm'], run['params'], "
                           "baseline_loss=float(np.var(run['y'])))) names the symptom; then compare run['lr'] with "
-                          "the limit 2/λmax of run['x'] (section 1) and look at run['y'].shape")
+                          "stable_lr_limit(run['x']) (section 3) and look at run['y'].shape")
 fixed_setup = Exercise("06.2", _check_fixed_setup,
                        hint="three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; "
                             "an lr below 2/λmax of the standardised x (about 1.0)")

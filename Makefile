@@ -1,10 +1,12 @@
 # The course's commands. Every target creates the virtual environment .venv from the pins first
 # when it is missing or older than requirements.txt / pyproject.toml.
 #   make lab      open the course in JupyterLab (127.0.0.1, with a token)
+#   make app      the learning-rate lab alone, as a classroom app (Voila on 127.0.0.1, with a token)
 #   make test     the whole test suite: lint, unit tests, strict nbval over every notebook
 #   make check    the setup check for workshop attendees
 #   make execute  re-run the notebooks and store their outputs deterministically (NB=notebooks/03_*.ipynb for one)
 #   make student  the student edition (solutions removed, outputs cleared) in student/
+#   make browser  install Debian's chromium for the browser tests, if missing (root; CI runs it)
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
@@ -16,7 +18,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 export GLOG_v := 3
 
-.PHONY: venv lab test check execute student clean-venv
+.PHONY: venv lab app test check execute student clean-venv browser
 
 venv: $(STAMP)
 
@@ -29,6 +31,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ROOT_FLAG)
+
+app: $(STAMP)
+	$(BIN)/python app/serve.py
+
+# tests/test_browser.py drives this Chromium through playwright (never `playwright install`, which downloads one).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  test "$$(id -u)" = 0 || { echo "run as root (or: sudo apt-get install -y chromium)"; exit 1; }; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@chromium --version 2>/dev/null
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -1,0 +1,54 @@
+"""Serve the learning-rate lab as a classroom app: only its widgets, no code, on 127.0.0.1.
+
+    make app                                   # the same as:
+    .venv/bin/python app/serve.py [--port 8866] [--no-browser]
+
+Voila runs app/learning_rate_lab.ipynb in a fresh kernel for each visitor and shows its outputs (the lab)
+without the code. The URL it prints carries a token. The page is rendered with the "lab-offline" template
+(app/jupyter/voila/templates/lab-offline): Voila's "lab" template without the stylesheets it would load
+from a CDN, so nothing is fetched from the internet at run time (tests/test_browser.py checks every
+request the page makes).
+"""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+APP_DIR = Path(__file__).resolve().parent
+NOTEBOOK = APP_DIR / "learning_rate_lab.ipynb"
+TEMPLATE = "lab-offline"
+TEMPLATE_ROOT = APP_DIR / "jupyter"  # a Jupyter data directory: voila/templates/lab-offline/
+
+
+def voila_command(port=8866, token=None, open_browser=True, python=sys.executable):
+    """The command line and environment that serve the app. ``token=None`` lets Voila make one."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise ValueError(f"port must be an int in 1..65535, got {port!r}")
+    if token is not None and (not isinstance(token, str) or not token.isalnum()):
+        raise ValueError(f"token must be letters and digits, got {token!r}")
+    argv = [python, "-m", "voila", str(NOTEBOOK), f"--template={TEMPLATE}", "--Voila.ip=127.0.0.1",
+            f"--port={port}", "--Voila.port_retries=0", "--theme=light",
+            # jupytext's JupyterLab extension needs JupyterLab's document manager, which Voila lacks: without
+            # this, loading it logs an error in the browser console. The app needs only the widget manager.
+            "--VoilaConfiguration.extension_denylist=jupyterlab-jupytext"]
+    argv += [f"--Voila.token={token}"] if token else ["--token"]  # --token: Voila generates one
+    if not open_browser:
+        argv.append("--no-browser")
+    env = dict(os.environ)
+    env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(TEMPLATE_ROOT), env.get("JUPYTER_PATH")) if p)
+    env.setdefault("GLOG_v", "3")
+    return argv, env
+
+
+def main(args=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8866, help="port on 127.0.0.1 (default 8866)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    options = parser.parse_args(args)
+    argv, env = voila_command(options.port, open_browser=not options.no_browser)
+    os.execve(argv[0], argv, env)
+
+
+if __name__ == "__main__":
+    main()

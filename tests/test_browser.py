@@ -1,0 +1,642 @@
+"""The course in a real browser, as a learner sees it: JupyterLab and the classroom app (Voila).
+
+nbval proves that the kernels run; these tests drive headless Chromium (Debian's ``chromium``, through the
+PyPI ``playwright`` package with ``executable_path``; never a browser that playwright downloads):
+
+- every notebook, opened in JupyterLab (a temporary copy of notebooks/), runs with Run > Run All Cells and
+  shows no error output (except in cells tagged ``raises-exception``), no broken widget and no browser
+  console error;
+- in the learning-rate lab (notebook 04 in JupyterLab, and the app of ``make app`` in Voila) a learner
+  drags the learning-rate slider, presses keys on it and switches the optimizer: after each move the
+  kernel settles, the figure's PNG changes and the status line says what happened (DIVERGED in red for a
+  too large learning rate);
+- no page request leaves 127.0.0.1;
+- no server, kernel or browser process is left running, pass or fail.
+
+Without chromium or playwright the tests are skipped, unless COURSE_REQUIRE_BROWSER=1 (CI) makes that a
+failure. Screenshots go to $CI_ARTIFACTS_DIR/browser when set, else to a temporary directory (printed).
+Timeouts: COURSE_BROWSER_TIMEOUT seconds per notebook (default 900); every wait has a deadline.
+"""
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+LAB_NOTEBOOK = "04_learning_rate_lab.ipynb"
+CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+REQUIRE = os.environ.get("COURSE_REQUIRE_BROWSER") == "1"
+NOTEBOOK_TIMEOUT = float(os.environ.get("COURSE_BROWSER_TIMEOUT", "900"))
+START_TIMEOUT = 240  # a server start, a page load, a first kernel: the machine may be heavily loaded
+SETTLE_TIMEOUT = 240  # one widget interaction: MindSpore may compile an optimizer first (a few seconds idle)
+RUN_MARK = "COURSE_BROWSER_RUN"  # env var given to servers (so to kernels) and to Chromium, to find leftovers
+LAB_OVERRIDES = {  # JupyterLab settings for the test run: no news pop-up, no requests to the internet
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+# Console errors that say nothing about the course. Each entry: (regex, why it is harmless).
+HARMLESS_CONSOLE = [
+]
+TIMINGS = {}
+
+
+# ---- processes ------------------------------------------------------------------------------------------
+def _proc_table():
+    """{pid: ppid} of every process (Linux /proc)."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:  # it ended meanwhile
+                continue
+            table[int(entry)] = int(stat[stat.rfind(")") + 2:].split()[1])
+    return table
+
+
+def _descendants(pid):
+    table, found, todo = _proc_table(), set(), [pid]
+    while todo:
+        parent = todo.pop()
+        children = [p for p, pp in table.items() if pp == parent and p not in found]
+        found.update(children)
+        todo += children
+    return found
+
+
+def _marked(mark):
+    """Processes whose environment carries ``mark`` (servers, their kernels and anything those started,
+    even if they were re-parented, and Chromium)."""
+    needle = f"{RUN_MARK}={mark}".encode() + b"\0"
+    found = set()
+    for pid in _proc_table():
+        try:
+            if needle in Path(f"/proc/{pid}/environ").read_bytes() + b"\0":
+                found.add(pid)
+        except OSError:
+            continue
+    return found - {os.getpid()}
+
+
+def _kill(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] != "Z"  # a zombie has ended
+    except OSError:
+        return False
+
+
+def _kill_and_wait(pids, grace=15):
+    _kill(pids, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    _kill([p for p in pids if _alive(p)], signal.SIGKILL)
+
+
+class Server:
+    """A server started in its own process group; ``stop`` ends it and every process it started."""
+
+    def __init__(self, name, argv, env, cwd, log_dir, mark):
+        self.name, self.mark = name, mark
+        self.log_path = Path(log_dir) / f"{name}.log"
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(argv, env={**env, RUN_MARK: mark}, cwd=cwd, stdin=subprocess.DEVNULL,
+                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def log(self):
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def wait_for(self, url, timeout=START_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(url, timeout=10) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"{self.name} did not answer {url} within {timeout} s:\n{self.log()}")
+
+    def stop(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # whatever of the group is left
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=20)
+        _kill_and_wait(_marked(self.mark))  # kernels run in sessions of their own
+        self._log.close()
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _api(base, token, path, method="GET"):
+    request = urllib.request.Request(f"{base}{path}", method=method, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = response.read()
+    return json.loads(body) if body else None
+
+
+# ---- fixtures ----------------------------------------------------------------------------------------------
+def _unavailable(reason):
+    if REQUIRE:
+        pytest.fail(f"COURSE_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def run_mark():
+    """The run's marker; after every fixture of this module is torn down, checks that no process is left."""
+    mark = uuid.uuid4().hex
+    before = _descendants(os.getpid())
+    yield mark
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        left_marked = {p for p in _marked(mark) if _alive(p)}
+        left_children = {p for p in _descendants(os.getpid()) - before if _alive(p)}
+        if not left_marked and not left_children:
+            break
+        time.sleep(0.5)
+    _kill_and_wait(left_marked | left_children)
+    assert not left_marked and not left_children, (
+        f"processes left running after the browser tests: marked {sorted(left_marked)}, "
+        f"children of pytest {sorted(left_children)} (they were killed now)")
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory):
+    if os.environ.get("CI_ARTIFACTS_DIR"):
+        path = Path(os.environ["CI_ARTIFACTS_DIR"]) / "browser"
+        path.mkdir(parents=True, exist_ok=True)
+    else:
+        path = tmp_path_factory.mktemp("browser-artifacts")
+    yield path
+    (path / "timings.json").write_text(json.dumps(TIMINGS, indent=1))
+    print(f"\nbrowser test screenshots, logs and timings: {path}")
+
+
+@pytest.fixture(scope="module")
+def browser(run_mark):
+    if not sys.platform.startswith("linux"):
+        _unavailable("the browser tests need Linux (/proc) and Debian's chromium")
+    if not os.access(CHROMIUM, os.X_OK):
+        _unavailable(f"no Chromium at {CHROMIUM} (Debian: apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is missing (pip install -r requirements.txt)")
+    manager = sync_playwright().start()
+    try:
+        chromium = manager.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=START_TIMEOUT * 1000,
+                                           env={**os.environ, RUN_MARK: run_mark})
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+    finally:
+        manager.stop()
+
+
+def _jupyter_env(tmp, run_mark):
+    """Environment of a Jupyter server whose config, data, runtime files and history stay in ``tmp``."""
+    env = dict(os.environ)
+    for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"),
+                     ("JUPYTER_DATA_DIR", "data"), ("MPLCONFIGDIR", "matplotlib")):
+        (tmp / sub).mkdir(exist_ok=True)
+        env[var] = str(tmp / sub)
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    env.setdefault("GLOG_v", "3")
+    env[RUN_MARK] = run_mark
+    return env
+
+
+@pytest.fixture(scope="module")
+def jupyterlab(run_mark, tmp_path_factory, artifacts):
+    """JupyterLab from this environment on 127.0.0.1, serving a temporary copy of notebooks/."""
+    tmp = tmp_path_factory.mktemp("jupyterlab")
+    course = tmp / "notebooks"
+    shutil.copytree(ROOT / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    (tmp / "app-settings").mkdir()
+    (tmp / "app-settings" / "overrides.json").write_text(json.dumps(LAB_OVERRIDES))
+    port, token = _free_port(), uuid.uuid4().hex
+    argv = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={course}", "--LabApp.extension_manager=readonly",
+            f"--LabApp.app_settings_dir={tmp / 'app-settings'}", f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+            f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+            "--LabApp.expose_app_in_browser=True"]  # window.jupyterapp: the test reads cell models and kernel status
+    if os.geteuid() == 0:
+        argv.append("--allow-root")
+    base = f"http://127.0.0.1:{port}"
+    server = Server("jupyterlab", argv, _jupyter_env(tmp, run_mark), tmp, artifacts, run_mark)
+    try:
+        server.wait_for(f"{base}/api/status?token={token}")
+        yield {"base": base, "token": token, "course": course, "server": server}
+    finally:
+        try:
+            _api(base, token, "/api/shutdown", method="POST")  # shuts its kernels down cleanly
+            server.proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001 - a dead or stuck server: stop() kills it
+            pass
+        server.stop()
+
+
+# ---- a page --------------------------------------------------------------------------------------------------
+class Watch:
+    """Console errors, uncaught page errors and requests that would leave 127.0.0.1, of one page."""
+
+    def __init__(self, context, page):
+        self.console, self.external = [], []
+        page.on("console", lambda msg: msg.type == "error" and self.console.append(f"{msg.text} @ {msg.location}"))
+        page.on("pageerror", lambda exc: self.console.append(f"uncaught: {exc}"))
+        page.on("websocket", lambda ws: self._check_url(ws.url))
+        context.route("**/*", self._route)
+
+    def _check_url(self, url):
+        host = urlsplit(url).hostname
+        if host not in ("127.0.0.1",):
+            self.external.append(url)
+            return False
+        return True
+
+    def _route(self, route):
+        if self._check_url(route.request.url):
+            route.continue_()
+        else:
+            route.abort()
+
+    def problems(self):
+        errors = [e for e in self.console if not any(re.search(rx, e) for rx, _why in HARMLESS_CONSOLE)]
+        out = []
+        if errors:
+            out.append("browser console errors:\n  " + "\n  ".join(errors))
+        if self.external:
+            out.append("requests that left 127.0.0.1 (blocked):\n  " + "\n  ".join(self.external))
+        return out
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.watch = Watch(context, page)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def _poll(what, check, timeout, interval=0.5):
+    """Call ``check()`` until it returns something truthy; fail with ``what`` (and the last value) after ``timeout``."""
+    deadline, value = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; last seen: {value!r}")
+
+
+# ---- JupyterLab: reading the notebook's state through window.jupyterapp --------------------------------------
+NOTEBOOK_STATE_JS = """(path) => {
+  const app = window.jupyterapp;
+  if (!app) return null;
+  const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  if (!panel || !panel.context.isReady || !panel.content) return null;
+  const session = panel.sessionContext.session;
+  const kernel = session && session.kernel ? session.kernel.status : null;
+  const cells = [];
+  panel.content.widgets.forEach((cell, index) => {
+    const m = cell.model;
+    if (m.type !== 'code') return;
+    cells.push({index, tags: m.getMetadata('tags') || [], count: m.executionCount, state: m.executionState,
+                errors: m.outputs.toJSON().filter(o => o.output_type === 'error')
+                                            .map(o => `${o.ename}: ${o.evalue}`)});
+  });
+  return {kernel, busy: panel.sessionContext.isBusy ?? null, cells};
+}"""
+
+
+def _nb_state(page, name):
+    return page.evaluate(NOTEBOOK_STATE_JS, name)
+
+
+def _kernel_settled(page, name, quiet=1.5, timeout=SETTLE_TIMEOUT):
+    """Wait until the kernel is idle, no cell is running, and it stays so for ``quiet`` seconds."""
+    def idle():
+        state = _nb_state(page, name)
+        return state and state["kernel"] == "idle" and not any(c["state"] == "running" for c in state["cells"])
+    deadline = time.monotonic() + timeout
+    while True:
+        _poll(f"the kernel of {name} to be idle", idle, max(deadline - time.monotonic(), 1))
+        time.sleep(quiet)
+        if idle():
+            return _nb_state(page, name)
+
+
+def _menu(page, menu, item):
+    page.get_by_role("menuitem", name=menu, exact=True).click()
+    page.get_by_role("menuitem", name=item, exact=True).click()
+
+
+def _open_in_lab(page, lab, name):
+    workspace = re.sub(r"\W", "", name)
+    page.goto(f"{lab['base']}/lab/workspaces/{workspace}/tree/{name}?reset&token={lab['token']}",
+              wait_until="domcontentloaded", timeout=START_TIMEOUT * 1000)
+    dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
+
+    def kernel_ready():
+        if (_nb_state(page, name) or {}).get("kernel") == "idle":
+            return True
+        if dialog.count() and dialog.first.is_visible():
+            # JupyterLab asks when it could not start the notebook's kernel by itself; on a heavily loaded
+            # machine that happens now and then. A learner clicks "Select" on the
+            # preselected Python 3 (ipykernel); so does the test, and it says so. Seen twice here, both on 06.
+            print(f"\n{name}: JupyterLab asked for a kernel; selecting the preselected one")
+            dialog.locator(".jp-mod-accept").click()
+        return False
+    _poll(f"{name} to open with a running kernel", kernel_ready, START_TIMEOUT)
+
+
+def _shutdown_kernels(lab):
+    for session in _api(lab["base"], lab["token"], "/api/sessions"):
+        _api(lab["base"], lab["token"], f"/api/sessions/{session['id']}", method="DELETE")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs_in_jupyterlab(notebook, jupyterlab, page, artifacts):
+    name = notebook.name
+    started = time.monotonic()
+    try:
+        _open_in_lab(page, jupyterlab, name)
+        _menu(page, "Edit", "Clear Outputs of All Cells")  # so that every output below comes from this run
+        _menu(page, "Run", "Run All Cells")
+        state = _poll(f"Run All Cells to finish in {name}",
+                      lambda: _finished(page, name), NOTEBOOK_TIMEOUT, interval=2)
+        state = _kernel_settled(page, name)
+        TIMINGS[name] = round(time.monotonic() - started, 1)
+        page.screenshot(path=artifacts / f"lab-{notebook.stem}.png")
+        problems = []
+        for cell in state["cells"]:
+            if cell["errors"] and "raises-exception" not in cell["tags"]:
+                problems.append(f"cell {cell['index']}: error output {cell['errors']}")
+            if "raises-exception" in cell["tags"] and not cell["errors"]:
+                problems.append(f"cell {cell['index']} is tagged raises-exception but raised nothing")
+        not_run = [c["index"] for c in state["cells"] if c["count"] is None]
+        if not_run:
+            problems.append(f"cells not executed (Run All stopped early?): {not_run}")
+        broken = page.locator(".jp-OutputArea-output", has_text="Error displaying widget").count()
+        if broken:
+            problems.append(f"{broken} widget output(s) show 'Error displaying widget'")
+        problems += page.watch.problems()
+        assert not problems, f"{name} in JupyterLab:\n" + "\n".join(problems)
+        if name == LAB_NOTEBOOK:
+            _exercise_lab(page, artifacts, "lab", settle=lambda: _kernel_settled(page, name))
+            assert not page.watch.problems(), "\n".join(page.watch.problems())
+            TIMINGS[name + " (with the lab)"] = round(time.monotonic() - started, 1)
+    except BaseException:
+        _screenshot_on_failure(page, artifacts / f"lab-{notebook.stem}-failed.png")
+        print(f"\nend of the JupyterLab log:\n{jupyterlab['server'].log()}")
+        raise
+    finally:
+        _shutdown_kernels(jupyterlab)
+
+
+def _screenshot_on_failure(page, path):
+    try:
+        page.screenshot(path=path, timeout=30_000)
+        print(f"\nscreenshot of the failure: {path}")
+    except Exception as exc:  # noqa: BLE001 - the page may be gone; the original error matters more
+        print(f"\nno screenshot of the failure: {exc}")
+
+
+def _finished(page, name):
+    state = _nb_state(page, name)
+    if not state or state["kernel"] != "idle" or any(c["state"] == "running" for c in state["cells"]):
+        return None
+    if all(c["count"] is None for c in state["cells"]):
+        return None  # Run All has not started yet
+    return state
+
+
+# ---- the learning-rate lab, driven as a learner would -------------------------------------------------------
+IMAGE_DIGEST_JS = """async (img) => {
+  const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return {size: bytes.length, png: bytes[1] === 0x50 && bytes[2] === 0x4e && bytes[3] === 0x47,
+          sha256: Array.from(digest, b => b.toString(16).padStart(2, '0')).join('')};
+}"""
+
+
+def _lab_view(page):
+    lab = page.locator(".lr-lab")
+    assert lab.count() == 1, f"expected one learning-rate lab on the page, found {lab.count()}"
+    status = lab.locator(".lr-lab-status")
+    img = lab.locator(".lr-lab-figure img") if lab.locator(".lr-lab-figure img").count() else \
+        lab.locator("img.lr-lab-figure")
+    return lab, status, img
+
+
+def _read(page):
+    _, status, img = _lab_view(page)
+    text = status.inner_text().strip()
+    color = status.locator("span").first.evaluate("e => getComputedStyle(e).color") if text else ""
+    image = img.evaluate(IMAGE_DIGEST_JS) if img.get_attribute("src") else None
+    return {"status": text, "color": color, "image": image, "src": img.get_attribute("src")}
+
+
+def _after(page, before, expect, what, settle, artifacts, shot):
+    """Wait for the status to match ``expect`` (and not to say 'compiling'), let the kernel settle, then
+    check that the figure's PNG changed. Returns the new reading."""
+    def ready():
+        now = _read(page)
+        good = (re.search(expect, now["status"]) and "compiling" not in now["status"] and now["image"]
+                and now["image"]["sha256"] != before["image"]["sha256"])
+        return now if good else None
+    _poll(f"{what}: a status matching {expect!r} and a new figure", ready, SETTLE_TIMEOUT)
+    settle()
+    now = _read(page)
+    page.screenshot(path=artifacts / f"{shot}.png")
+    assert re.search(expect, now["status"]), f"{what}: status {now['status']!r} does not match {expect!r}"
+    assert now["image"]["png"] and now["image"]["size"] > 1000, f"{what}: the figure is not a PNG: {now['image']}"
+    assert now["image"]["sha256"] != before["image"]["sha256"], f"{what}: the figure did not change"
+    assert now["src"] != before["src"], f"{what}: the figure's src did not change"
+    return now
+
+
+def _slider_to(page, fraction):
+    """Drag the learning-rate slider's handle with the mouse to ``fraction`` of the track (log scale)."""
+    lab, _, _ = _lab_view(page)
+    track = lab.locator(".lr-lab-slider .noUi-target, .lr-lab-slider .noUi-base").first
+    handle = lab.locator(".lr-lab-slider .noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    box, grip = track.bounding_box(), handle.bounding_box()
+    page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
+    page.mouse.down()
+    target_x = box["x"] + fraction * box["width"]
+    page.mouse.move(target_x, grip["y"] + grip["height"] / 2, steps=12)
+    page.mouse.up()
+
+
+CRIMSON = "rgb(220, 20, 60)"  # the lab's alarm color for a diverging run
+
+
+def _exercise_lab(page, artifacts, prefix, settle):
+    """Optimizer buttons, a mouse drag and keys on the slider; after each: settled kernel, new figure, status."""
+    lab, _, _ = _lab_view(page)
+    lab.scroll_into_view_if_needed()
+    def has_run():
+        reading = _read(page)
+        verdict = re.search(r"converged|learning|DIVERGED|overshot|no progress", reading["status"])
+        return reading if reading["image"] and verdict else None
+    _poll("the lab's first run (a verdict in the status line and a figure)", has_run, SETTLE_TIMEOUT)
+    settle()
+    reading = _read(page)
+    page.screenshot(path=artifacts / f"{prefix}-0-start.png")
+
+    current = re.match(r"lr=\S+ (\w+)", reading["status"])
+    assert current, f"the status line does not start with the settings: {reading['status']!r}"
+    other = "Adam" if current.group(1) != "Adam" else "Momentum"
+    lab.get_by_role("button", name=other, exact=True).click()
+    reading = _after(page, reading, rf"^lr=\S+ {other}, \d+ steps: ", f"switching to {other}", settle, artifacts,
+                     f"{prefix}-1-{other.lower()}")
+    lab.get_by_role("button", name="SGD", exact=True).click()
+    reading = _after(page, reading, r"^lr=\S+ SGD, \d+ steps: ", "switching to SGD", settle, artifacts,
+                     f"{prefix}-2-sgd")
+
+    _slider_to(page, 0.25)  # log10(lr) from -3 to 1: a quarter of the way is about 0.01
+    reading = _after(page, reading, r"^lr=0\.0\d+ SGD, \d+ steps: (converged|still learning)",
+                     "dragging the slider to a small learning rate", settle, artifacts, f"{prefix}-3-small-lr")
+    assert reading["color"] != CRIMSON, f"a converging run is not shown as an alarm: {reading}"
+
+    box = lab.locator(".lr-lab-lr-text input").first
+    box.fill("0.9")  # just above SGD's stability bound 2 / lambda_max (about 0.81 for this data)
+    box.press("Enter")
+    reading = _after(page, reading, r"^lr=0\.9 SGD, \d+ steps: DIVERGED at step \d+",
+                     "typing 0.9 as the learning rate", settle, artifacts, f"{prefix}-4-typed-diverged")
+    assert reading["color"] == CRIMSON, f"a diverging run is shown in crimson, got {reading['color']}"
+
+    handle = lab.locator(".lr-lab-slider .noUi-handle").first
+    handle.focus()
+    page.keyboard.press("End")  # the largest learning rate, 10
+    reading = _after(page, reading, r"^lr=10 SGD, \d+ steps: DIVERGED at step \d+",
+                     "pressing End on the slider", settle, artifacts, f"{prefix}-5-diverged")
+    assert reading["color"] == CRIMSON, f"a diverging run is shown in crimson, got {reading['color']}"
+    page.keyboard.press("Home")  # the smallest, 0.001
+    reading = _after(page, reading, r"^lr=0\.001 SGD, \d+ steps: (still learning|no progress)",
+                     "pressing Home on the slider", settle, artifacts, f"{prefix}-6-smallest-lr")
+    assert reading["color"] != CRIMSON, reading
+
+
+# ---- the classroom app in Voila ---------------------------------------------------------------------------------
+def _serve_module():
+    """app/serve.py, the command behind `make app` (app/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("course_app_serve", ROOT / "app" / "serve.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def voila_app(run_mark, tmp_path_factory, artifacts):
+    serve = _serve_module()
+    tmp = tmp_path_factory.mktemp("voila")
+    port, token = _free_port(), uuid.uuid4().hex
+    argv, env = serve.voila_command(port, token=token, open_browser=False)
+    env = {**_jupyter_env(tmp, run_mark), "JUPYTER_PATH": env["JUPYTER_PATH"]}
+    server = Server("voila", argv, env, tmp, artifacts, run_mark)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        server.wait_for(f"{base}/voila/static/voila.js")  # served once Voila listens; starts no kernel
+        yield {"base": base, "token": token, "server": server}
+    finally:
+        server.stop()
+
+
+def test_app_in_voila_shows_only_the_lab_and_stays_offline(voila_app, page, artifacts):
+    started = time.monotonic()
+    try:
+        _drive_app(voila_app, page, artifacts)
+    except BaseException:
+        _screenshot_on_failure(page, artifacts / "app-failed.png")
+        raise
+    TIMINGS["app (Voila)"] = round(time.monotonic() - started, 1)
+    problems = page.watch.problems()
+    assert not problems, "the app in Voila:\n" + "\n".join(problems)
+
+
+def _drive_app(voila_app, page, artifacts):
+    page.goto(f"{voila_app['base']}/?token={voila_app['token']}", wait_until="domcontentloaded",
+              timeout=START_TIMEOUT * 1000)
+    page.locator(".lr-lab-status").wait_for(timeout=START_TIMEOUT * 1000)
+    page.screenshot(path=artifacts / "app-loading.png")
+    code = page.locator(".jp-CodeCell .jp-InputArea:visible, .jp-CodeMirrorEditor:visible")
+    assert code.count() == 0 and "learning_rate_lab(" not in page.inner_text("body"), "the app shows code"
+    last = {}
+
+    def settle(quiet=2.0):
+        """Voila has no kernel indicator: settled = status and figure unchanged for ``quiet`` seconds."""
+        def still():
+            now = _read(page)
+            same = now == last.get("reading")
+            last["reading"] = now
+            return same and "compiling" not in now["status"]
+        _poll("the app to settle", still, SETTLE_TIMEOUT, interval=quiet)
+
+    _exercise_lab(page, artifacts, "app", settle=settle)
+    icon = page.locator(".lr-lab-clear i.fa, .lr-lab-clear i[class*=fa-]").first
+    assert icon.count() and icon.evaluate("e => e.getBoundingClientRect().width") > 0, \
+        "the clear button's icon does not render (Font Awesome missing)"
+
+
+def test_app_command_is_valid():
+    serve = _serve_module()
+    argv, env = serve.voila_command(8866)
+    assert "--Voila.ip=127.0.0.1" in argv and "--token" in argv and str(serve.NOTEBOOK) in argv
+    assert (serve.TEMPLATE_ROOT / "voila" / "templates" / serve.TEMPLATE / "index.html.j2").is_file()
+    assert env["JUPYTER_PATH"].split(os.pathsep)[0] == str(serve.TEMPLATE_ROOT)
+    for bad in (0, 70000, True, "8866"):
+        with pytest.raises(ValueError):
+            serve.voila_command(bad)
+    with pytest.raises(ValueError):
+        serve.voila_command(8866, token="a b")

@@ -188,7 +188,14 @@ def run_mark():
     """The run's marker; after every fixture of this module is torn down, checks that no process is left."""
     mark = uuid.uuid4().hex
     before = _descendants(os.getpid())
-    yield mark
+
+    def terminated(signum, frame):  # e.g. a CI time limit: unwind, so that every fixture stops what it started
+        raise KeyboardInterrupt(f"signal {signum}")
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield mark
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         left_marked = {p for p in _marked(mark) if _alive(p)}
@@ -250,7 +257,7 @@ def _jupyter_env(tmp, run_mark):
 
 
 @pytest.fixture(scope="module")
-def jupyterlab(run_mark, tmp_path_factory, artifacts):
+def jupyterlab(browser, run_mark, tmp_path_factory, artifacts):  # browser first: it may skip
     """JupyterLab from this environment on 127.0.0.1, serving a temporary copy of notebooks/."""
     tmp = tmp_path_factory.mktemp("jupyterlab")
     course = tmp / "notebooks"
@@ -578,7 +585,7 @@ def _serve_module():
 
 
 @pytest.fixture(scope="module")
-def voila_app(run_mark, tmp_path_factory, artifacts):
+def voila_app(browser, run_mark, tmp_path_factory, artifacts):  # browser first: it may skip
     serve = _serve_module()
     tmp = tmp_path_factory.mktemp("voila")
     port, token = _free_port(), uuid.uuid4().hex

@@ -483,8 +483,7 @@ def _lab_view(page):
     lab = page.locator(".lr-lab")
     assert lab.count() == 1, f"expected one learning-rate lab on the page, found {lab.count()}"
     status = lab.locator(".lr-lab-status")
-    img = lab.locator(".lr-lab-figure img") if lab.locator(".lr-lab-figure img").count() else \
-        lab.locator("img.lr-lab-figure")
+    img = lab.locator("img.lr-lab-figure").first  # ipywidgets.Image renders as an <img> carrying the class
     return lab, status, img
 
 

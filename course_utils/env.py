@@ -2,6 +2,7 @@
 
 import atexit
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -54,13 +55,52 @@ def use_device(target="CPU"):
 
 
 def scratch_dir(prefix="ms-course-"):
-    """Make a temporary directory, removed when Python exits, for checkpoints, logs and graph dumps.
+    """Make a temporary directory for checkpoints, logs and graph dumps; tidy up after ended kernels.
 
     Call ``os.chdir(scratch_dir())`` at the top of a notebook so that files MindSpore writes into the
     working directory (``rank_0/``, ``*.meta``, ``rewritten_network/``) never land in the repository.
+    The directory is removed when Python exits normally. A Jupyter kernel that is restarted or shut down
+    is killed before that happens, so the directory's name carries the process id, and each call first
+    removes the directories (of this prefix and this user) whose process no longer exists.
     """
-    if not isinstance(prefix, str) or os.sep in prefix:
-        raise ValueError(f"prefix must be a plain name without {os.sep!r}, got {prefix!r}")
-    path = tempfile.mkdtemp(prefix=prefix)
+    if not isinstance(prefix, str) or not prefix or os.sep in prefix:
+        raise ValueError(f"prefix must be a plain, non-empty name without {os.sep!r}, got {prefix!r}")
+    remove_stale_scratch_dirs(prefix)
+    path = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
+
+
+def remove_stale_scratch_dirs(prefix="ms-course-"):
+    """Remove ``<prefix><pid>-*`` directories in the temporary folder whose process has ended (POSIX only:
+    on Windows nothing is removed). Returns the paths removed."""
+    if os.name != "posix":
+        return []
+    root = tempfile.gettempdir()
+    pattern = re.compile(re.escape(prefix) + r"(\d+)-[^-]+$")
+    removed = []
+    for name in os.listdir(root):
+        match = pattern.match(name)
+        path = os.path.join(root, name)
+        if not match or _process_exists(int(match.group(1))):
+            continue
+        try:
+            if not os.path.isdir(path) or os.path.islink(path) or os.stat(path).st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _process_exists(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists (POSIX)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it exists, under another user
+        return True
+    return True

@@ -102,6 +102,31 @@ def test_scratch_dir_is_outside_the_repository():
         env.scratch_dir(prefix="a/b")
 
 
+
+@pytest.mark.skipif(os.name != "posix", reason="process ids are checked with os.kill(pid, 0)")
+def test_scratch_dir_removes_only_what_ended_processes_left(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                           text=True, check=True)
+    stale = tmp_path / f"ms-course-{int(ended.stdout)}-abc123"  # a kernel that was shut down
+    (stale / "rank_0").mkdir(parents=True)
+    (stale / "net.ckpt").write_bytes(b"x")
+    running = tmp_path / f"ms-course-{os.getppid()}-def456"  # a process that still runs
+    running.mkdir()
+    unrelated = [tmp_path / "ms-course-legacy", tmp_path / "other-123-abc"]
+    for path in unrelated:
+        path.mkdir()
+    path = env.scratch_dir()
+    assert not stale.exists()
+    assert running.exists() and all(p.exists() for p in unrelated)
+    assert os.path.dirname(path) == str(tmp_path)
+    assert os.path.basename(path).startswith(f"ms-course-{os.getpid()}-")
+    assert env.scratch_dir() != path and os.path.isdir(path), "a second call keeps this process's directory"
+    with pytest.raises(ValueError, match="non-empty"):
+        env.scratch_dir(prefix="")
+
 # ---- exercises ---------------------------------------------------------------------------------
 def _square_checker(answer):
     if answer(3) != 9:

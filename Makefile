@@ -12,7 +12,7 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-NB     ?= notebooks/*.ipynb
+NB     ?= notebooks/*.ipynb app/learning_rate_lab.ipynb
 # JupyterLab refuses to start as root unless told; a root user is common in containers and CI.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 

@@ -65,20 +65,19 @@ def scratch_dir(prefix="ms-course-"):
     """
     if not isinstance(prefix, str) or not prefix or os.sep in prefix:
         raise ValueError(f"prefix must be a plain, non-empty name without {os.sep!r}, got {prefix!r}")
-    remove_stale_scratch_dirs(prefix)
+    _remove_stale_scratch_dirs(prefix)
     path = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
 
 
-def remove_stale_scratch_dirs(prefix="ms-course-"):
-    """Remove ``<prefix><pid>-*`` directories in the temporary folder whose process has ended (POSIX only:
-    on Windows nothing is removed). Returns the paths removed."""
+def _remove_stale_scratch_dirs(prefix):
+    """Remove this user's ``<prefix><pid>-*`` directories in the temporary folder whose process has ended.
+    POSIX only: on Windows ``os.kill(pid, 0)`` would end the process, so nothing is removed there."""
     if os.name != "posix":
-        return []
+        return
     root = tempfile.gettempdir()
     pattern = re.compile(re.escape(prefix) + r"(\d+)-[^-]+$")
-    removed = []
     for name in os.listdir(root):
         match = pattern.match(name)
         path = os.path.join(root, name)
@@ -90,15 +89,11 @@ def remove_stale_scratch_dirs(prefix="ms-course-"):
         except OSError:
             continue
         shutil.rmtree(path, ignore_errors=True)
-        removed.append(path)
-    return removed
 
 
 def _process_exists(pid):
-    if pid == os.getpid():
-        return True
     try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists (POSIX)
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
     except ProcessLookupError:
         return False
     except OSError:  # e.g. PermissionError: it exists, under another user

@@ -157,8 +157,9 @@ class MindSporeTrainer:
         return self.collect(self.launch(optimizer, lr, steps, start))
 
     def launch(self, optimizer, lr, steps, start=(0.0, 0.0)):
-        """Queue the run on MindSpore and return at once; ``collect`` waits for it. MindSpore executes the
-        compiled graph asynchronously, so the caller can draw in the meantime (the lab does)."""
+        """Queue the run on MindSpore; ``collect`` waits for its result. MindSpore executes a compiled graph
+        asynchronously, but each chunk needs the state the one before returned, so this returns once the
+        last chunk is queued: only that one may still be running while the caller draws (the lab does)."""
         check_settings(optimizer, lr, steps)
         self.compile(optimizer)
         fn = self._compiled[optimizer]

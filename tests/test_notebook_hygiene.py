@@ -11,7 +11,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# Every notebook nbval runs: the lessons, and the classroom app (stored executed so that nbval compares it).
+STORED = NOTEBOOKS + [ROOT / "app" / "learning_rate_lab.ipynb"]
 MS_LOG_LINE = re.compile(r"\[(WARNING|ERROR|INFO|DEBUG|CRITICAL)\] [A-Z_]+\(\d+|ME\(pid")
 NOT_COMPARED = ("nbval-ignore-output", "nbval-skip")
 
@@ -33,18 +36,23 @@ def nb(request):
     return nbformat.read(request.param, as_version=4)
 
 
+@pytest.fixture(params=STORED, ids=[p.name for p in STORED])
+def stored_nb(request):
+    return nbformat.read(request.param, as_version=4)
+
+
 def test_there_are_notebooks():
     assert len(NOTEBOOKS) >= 4, f"expected the course notebooks under notebooks/, found {NOTEBOOKS}"
 
 
-def test_every_code_cell_was_executed_in_order(nb):
-    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+def test_every_code_cell_was_executed_in_order(stored_nb):
+    counts = [c.execution_count for c in stored_nb.cells if c.cell_type == "code"]
     assert None not in counts, "some code cells have no stored execution: run tools/execute_notebooks.py"
     assert counts == list(range(1, len(counts) + 1)), f"execution counts are not 1..n in order: {counts}"
 
 
-def test_errors_only_in_cells_tagged_raises_exception(nb):
-    for i, cell in enumerate(nb.cells):
+def test_errors_only_in_cells_tagged_raises_exception(stored_nb):
+    for i, cell in enumerate(stored_nb.cells):
         if cell.cell_type != "code":
             continue
         has_error = any(o.output_type == "error" for o in cell.outputs)
@@ -53,16 +61,16 @@ def test_errors_only_in_cells_tagged_raises_exception(nb):
         assert not (tagged and not has_error), f"cell {i} is tagged raises-exception but stores no error"
 
 
-def test_no_mindspore_log_lines_stored(nb):
-    for i, cell in enumerate(nb.cells):
+def test_no_mindspore_log_lines_stored(stored_nb):
+    for i, cell in enumerate(stored_nb.cells):
         for out in cell.get("outputs", []):
             match = MS_LOG_LINE.search(_text_of(out))
             assert not match, f"cell {i} stores a MindSpore log line ({match.group(0)}...): set GLOG_v=3 first"
 
 
-def test_no_widget_state_or_timing_metadata(nb):
-    assert "widgets" not in nb.metadata, "widget state is stored: re-store with tools/execute_notebooks.py"
-    for i, cell in enumerate(nb.cells):
+def test_no_widget_state_or_timing_metadata(stored_nb):
+    assert "widgets" not in stored_nb.metadata, "widget state is stored: re-store with tools/execute_notebooks.py"
+    for i, cell in enumerate(stored_nb.cells):
         assert "execution" not in cell.metadata, f"cell {i} stores execution timestamps"
 
 

@@ -119,7 +119,7 @@ def test_nb03_learning_rate():
     assert "diverges" in message(nb03.learning_rate, 0.9)
     assert "Try a smaller one" in message(nb03.learning_rate, 0.81)
     assert "must be positive" in message(nb03.learning_rate, -0.5)
-    assert "expected a learning rate" in message(nb03.learning_rate, "0.5")
+    assert "must be a number, not text" in message(nb03.learning_rate, "0.5")
 
 
 def test_nb03_least_squares():

@@ -93,7 +93,7 @@ def _variant(**change):
 @pytest.mark.parametrize("case, text", [
     ("float64", "float32 of shape (100, 1)"), ("flat", "float32 of shape (100, 1)"),
     ("raw_lr_05", "above 2/λmax"), ("raw_stable_lr", "standardise"), ("lr_too_big", "above 2/λmax"),
-    ("lr_negative", "positive number"), ("lr_string", "positive number"), ("y_scaled", "same targets"),
+    ("lr_negative", "positive number"), ("lr_string", "lr must be a number, not text"), ("y_scaled", "same targets"),
     ("x_shuffled", "rescaled"), ("tensor", "numpy array"), ("pair", "tuple (x_fixed, y_fixed, lr)"),
 ])
 def test_fixed_setup_rejects_typical_mistakes(case, text):

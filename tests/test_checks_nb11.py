@@ -55,8 +55,8 @@ def test_sum_lr_accepts_the_solution():
     (1.0, "2 workers"),
     (0.125, "not smaller"),
     (3.0, "sum of 4"),
-    ("2.0", "expected a number"),
-    (True, "expected a number"),
+    ("2.0", "must be a number, not text"),
+    (True, "must be a number, got bool"),
 ])
 def test_sum_lr_explains_wrong_answers(answer, text):
     result = verdict(nb11.sum_lr, answer)

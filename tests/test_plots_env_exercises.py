@@ -139,7 +139,8 @@ EX = Exercise("0.1", _square_checker, hint="multiply x by itself")
 
 def test_three_verdicts_are_told_apart():
     assert EX.evaluate(...).status == NOT_ATTEMPTED
-    assert EX.evaluate(None).status == NOT_ATTEMPTED
+    forgot_return = EX.evaluate(None)  # what `answer = my_function()` gives when my_function has no return
+    assert forgot_return.status == INCORRECT and "no `return`" in forgot_return.message
     wrong = EX.evaluate(lambda x: 2 * x)
     assert wrong.status == INCORRECT and "should be 9" in wrong.message
     assert EX.evaluate(lambda x: x * x).status == CORRECT

@@ -1,5 +1,8 @@
 """Exercises of notebook 00 (setup and how the course works)."""
 
+import numbers
+
+from course_utils._validate import shown
 from course_utils.exercises import Exercise
 
 
@@ -16,11 +19,14 @@ def _check_version(answer):
 def _check_default_mode(answer):
     import mindspore as ms
 
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
+        return (f"expected the mode as an int, the value of ms.GRAPH_MODE or ms.PYNATIVE_MODE, "
+                f"got {shown(answer)}")
     if answer == ms.GRAPH_MODE:
         return ("GRAPH_MODE (0) is what MindSpore 1.x and the source article say, but 2.10 starts in "
                 "PyNative: look at ms.get_context('mode') in a fresh kernel")
     if answer != ms.PYNATIVE_MODE:
-        return f"expected ms.GRAPH_MODE or ms.PYNATIVE_MODE, got {answer!r}"
+        return f"expected ms.GRAPH_MODE or ms.PYNATIVE_MODE, got {shown(answer)}"
     return None
 
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from course_utils.exercises import Exercise
+from course_utils._validate import shown
+from course_utils.exercises import Exercise, as_array
 
 # Exercise 01.2 starts from numpy's default dtype, float64.
 X64 = np.linspace(0.0, 1.0, 5).reshape(5, 1)
@@ -10,13 +11,13 @@ X64 = np.linspace(0.0, 1.0, 5).reshape(5, 1)
 
 def _check_param_count(answer):
     if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return f"expected a whole number, got {type(answer).__name__} {answer!r}"
+        return f"expected a whole number, got {shown(answer)}"
     if answer == 6:
         return "6 counts only the weight matrix (2 x 3); nn.Dense also has a bias, one per output"
     if answer == 5:
         return "the bias has one entry per *output* (2), not per input"
     if answer != 8:
-        return f"{answer} is not it: count the weight matrix (out x in) plus the bias (out)"
+        return f"{shown(answer, with_type=False)} is not it: count the weight matrix (out x in) plus the bias (out)"
     return None
 
 
@@ -34,19 +35,27 @@ def _check_float32(answer):
 
 def _check_dense_twice(answer):
     import mindspore as ms
-    from mindspore import nn
+    from mindspore import nn, ops
 
     if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
-        return f"expected a class that subclasses nn.Cell (not an instance), got {answer!r}"
+        return f"expected a class that subclasses nn.Cell (not an instance), got {shown(answer)}"
     net = answer()
     params = net.trainable_params()
     if len(params) != 2:
         return (f"the net should own exactly one Dense(1, 1) (2 parameters), it has {len(params)}: "
                 f"{[p.name for p in params]}")
-    weight = next(p for p in params if len(p.shape) == 2).asnumpy().astype(np.float64)
-    bias = next(p for p in params if len(p.shape) == 1).asnumpy().astype(np.float64)
+    shapes = sorted(tuple(p.shape) for p in params)
+    if shapes != [(1,), (1, 1)]:
+        return f"the net should own one Dense(1, 1): a weight of shape (1, 1) and a bias of shape (1,), got {shapes}"
+    # The checker's own values: a layer initialised to w = 1, b = 0 (or w = 0) gives the same output applied
+    # once or twice, so the learner's initial values could not tell the two apart.
+    weight, bias = np.array([[1.5]]), np.array([-0.25])
+    for p in params:
+        ops.assign(p, ms.Tensor(weight if len(p.shape) == 2 else bias, ms.float32))
     x = np.array([[0.5], [-1.0], [2.0]], dtype=np.float32)
-    got = net(ms.Tensor(x)).asnumpy()
+    got, problem = as_array(net(ms.Tensor(x)), "the output of your net")
+    if problem:
+        return problem
     once = x @ weight.T + bias
     twice = once @ weight.T + bias
     if got.shape != (3, 1):

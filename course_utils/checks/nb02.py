@@ -2,27 +2,17 @@
 
 import numpy as np
 
-from course_utils.exercises import Exercise
+from course_utils.exercises import Exercise, as_number
 
 # Exercise 02.1: fixed predictions and labels, so the answer does not depend on a random net.
 PREDICTIONS = np.array([[0.5], [1.0], [1.5], [3.0]], dtype=np.float32)
 LABELS = np.array([[1.0], [1.0], [2.0], [2.0]], dtype=np.float32)
 
 
-def _number(answer):
-    if hasattr(answer, "asnumpy"):
-        answer = answer.asnumpy()
-    value = np.asarray(answer, dtype=np.float64)
-    if value.size != 1:
-        raise ValueError(f"expected a single number, got an array of shape {value.shape}")
-    return float(value.reshape(()))
-
-
 def _check_l1_by_hand(answer):
-    try:
-        value = _number(answer)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
+    value, problem = as_number(answer, "your answer")
+    if problem:
+        return problem
     diff = PREDICTIONS.astype(np.float64) - LABELS
     mae, mse, total = np.mean(np.abs(diff)), np.mean(diff ** 2), np.sum(np.abs(diff))
     if np.isclose(value, mse):
@@ -49,9 +39,12 @@ def _check_l1_loss_cell(answer):
     y = np.array([[0.1], [1.0], [2.5], [3.0]], dtype=np.float32)
     pred = x @ params["weight"].T + params["bias"]
     try:
-        got = _number(answer(ms.Tensor(x), ms.Tensor(y)))
+        out = answer(ms.Tensor(x), ms.Tensor(y))
     except TypeError as exc:
         return f"calling it as loss_cell(data, label) failed: {exc}"
+    got, problem = as_number(out, "loss_cell(data, label)")
+    if problem:
+        return problem
     if np.isclose(got, np.mean((pred - y) ** 2), rtol=1e-5):
         return "that is the MSE loss; use nn.L1Loss() as the loss function"
     mae = np.mean(np.abs(pred - y))

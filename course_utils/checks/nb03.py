@@ -2,8 +2,9 @@
 
 import numpy as np
 
+from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise
+from course_utils.exercises import Exercise, as_number
 
 
 def gradient_descent(lr, steps=100, x=None, y=None, w=0.0, b=0.0):
@@ -23,25 +24,32 @@ def gradient_descent(lr, steps=100, x=None, y=None, w=0.0, b=0.0):
 
 
 def _check_learning_rate(answer):
-    if isinstance(answer, bool) or not isinstance(answer, (int, float, np.floating)):
-        return f"expected a learning rate (a float), got {type(answer).__name__} {answer!r}"
-    if not answer > 0:
-        return f"a learning rate must be positive, got {answer}"
-    ws, bs, _ = gradient_descent(float(answer))
+    lr, problem = as_number(answer, "the learning rate")
+    if problem:
+        return problem
+    if lr <= 0:
+        return f"a learning rate must be positive, got {lr:g}"
+    ws, bs, _ = gradient_descent(lr)
     w, b = ws[-1], bs[-1]
     if not (np.isfinite(w) and np.isfinite(b)) or abs(w) > 10:
-        return f"lr={answer} diverges: after 100 steps w = {w:.3g}. Try a smaller one"
-    if abs(w - 2) >= 0.05 or abs(b) >= 0.05:
-        direction = "larger" if answer < 0.3 else "smaller"
-        return f"lr={answer} ends at w = {w:.4f}, b = {b:.4f}: not within 0.05 of (2, 0). Try a {direction} one"
+        return f"lr={lr:g} diverges: after 100 steps w = {w:.3g}. Try a smaller one"
+    if not (abs(w - 2) < 0.05 and abs(b) < 0.05):
+        direction = "larger" if lr < 0.3 else "smaller"
+        return f"lr={lr:g} ends at w = {w:.4f}, b = {b:.4f}: not within 0.05 of (2, 0). Try a {direction} one"
     return None
 
 
 def _check_least_squares(answer):
-    try:
-        w, b = (float(np.asarray(v).reshape(())) for v in answer)
-    except (TypeError, ValueError):
-        return f"expected a pair (w, b) of numbers, got {answer!r}"
+    if not isinstance(answer, (tuple, list, np.ndarray)) and not hasattr(answer, "asnumpy"):
+        return f"expected a pair (w, b) of numbers, got {shown(answer)}"
+    if hasattr(answer, "asnumpy"):
+        answer = answer.asnumpy()
+    pair = list(answer.ravel()) if isinstance(answer, np.ndarray) else list(answer)
+    if len(pair) != 2:
+        return f"expected a pair (w, b): two numbers, got {len(pair)} values"
+    (w, problem_w), (b, problem_b) = as_number(pair[0], "w"), as_number(pair[1], "b")
+    if problem_w or problem_b:
+        return f"expected a pair (w, b) of finite numbers: {problem_w or problem_b}"
     x, y = make_linear_data()
     design = np.hstack([x, np.ones_like(x)]).astype(np.float64)
     (w_ls, b_ls), *_ = np.linalg.lstsq(design, y.astype(np.float64).ravel(), rcond=None)
@@ -50,7 +58,7 @@ def _check_least_squares(answer):
     w_no_bias = float(np.sum(x * y) / np.sum(x * x))
     if abs(w - w_no_bias) < 1e-6:
         return "that slope fits a line through the origin; add a column of ones to the design matrix for the bias"
-    if abs(w - w_ls) > 1e-4 or abs(b - b_ls) > 1e-4:
+    if not (abs(w - w_ls) <= 1e-4 and abs(b - b_ls) <= 1e-4):
         return f"({w:.5f}, {b:.5f}) is not the least-squares solution of y ≈ w*x + b on the course data"
     return None
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from course_utils.exercises import Exercise
+from course_utils.exercises import Exercise, as_number
 
 MOMENTUM = 0.9
 TOL = 0.01  # "converged": |w - w*| and |b - b*| below this for good
@@ -28,13 +28,13 @@ def _eigenvalues():
 
 
 def _number(answer):
-    if isinstance(answer, bool) or not isinstance(answer, (int, float, np.integer, np.floating)):
-        if isinstance(answer, np.ndarray) and answer.size == 1:
-            return float(answer), None
-        return None, f"expected one number (a learning rate), got {type(answer).__name__}"
-    if not math.isfinite(answer):
-        return None, f"expected a finite learning rate, got {answer!r}"
-    return float(answer), None
+    """A positive, finite learning rate, or a message saying what is wrong with the answer."""
+    value, problem = as_number(answer, "the learning rate")
+    if problem:
+        return None, problem
+    if value <= 0:
+        return None, f"a learning rate must be > 0 (each step moves lr times the gradient downhill), got {value:g}"
+    return value, None
 
 
 def _near(value, target, rel):
@@ -85,8 +85,6 @@ def _check_fastest(answer):
     value, problem = _number(answer)
     if problem:
         return problem
-    if value <= 0:
-        return f"a learning rate must be > 0, got {value:g}"
     lam_min, lam_max = _eigenvalues()
     best_lr = 2.0 / (lam_min + lam_max)
     best = sgd_steps_to_converge(best_lr)

@@ -6,18 +6,16 @@ mean absolute error); none of them uses the code the notebook teaches.
 
 import numpy as np
 
-from course_utils.exercises import Exercise
+from course_utils._validate import shown
+from course_utils.exercises import NONE_HINT, Exercise, as_array, as_number
 
 
 def _scalar(value, what):
     """A learner's scalar (Tensor, numpy value or float) as a Python float, or a message saying why not."""
-    if hasattr(value, "asnumpy"):
-        value = value.asnumpy()
-    arr = np.asarray(value, dtype=np.float64) if not isinstance(value, (tuple, list)) else None
-    if arr is None or arr.size != 1:
-        shape = np.shape(value) if arr is not None else f"a {type(value).__name__} of {len(value)}"
-        return None, f"{what} should be one number (a scalar Tensor or a float), got {shape}"
-    return float(arr.reshape(())), None
+    if isinstance(value, (tuple, list)):
+        return None, (f"{what} should be one number (a scalar Tensor or a float), "
+                      f"got a {type(value).__name__} of {len(value)}")
+    return as_number(value, what)
 
 
 # ---- 05.1 global norm ------------------------------------------------------------------------------
@@ -84,7 +82,7 @@ def _check_clip_step(answer):
     if not (isinstance(answer, type) and issubclass(answer, nn.TrainOneStepCell)):
         if isinstance(answer, nn.TrainOneStepCell):
             return "pass the class itself (answer = ClipAndReturn), not an instance of it"
-        return f"expected a subclass of nn.TrainOneStepCell, got {answer!r}"
+        return f"expected a subclass of nn.TrainOneStepCell, got {shown(answer)}"
     xs, ys = _clip_data()
     x64, y64 = xs[:, 0].astype(np.float64), ys[:, 0].astype(np.float64)
     w, b = _CLIP_START
@@ -94,7 +92,7 @@ def _check_clip_step(answer):
     for i in range(_CLIP_STEPS):
         out = step(Tensor(xs), Tensor(ys))
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            return f"construct must return (loss, norm), got {type(out).__name__}"
+            return f"construct must return (loss, norm), got {shown(out)}" + (f". {NONE_HINT}" if out is None else "")
         loss, problem = _scalar(out[0], "the loss")
         norm, problem = (None, problem) if problem else _scalar(out[1], "the norm")
         if problem:
@@ -122,7 +120,7 @@ def _check_mae(answer):
     if not (isinstance(answer, type) and issubclass(answer, nn.LossBase)):
         if isinstance(answer, nn.LossBase):
             return "pass the class itself (answer = MAE), not an instance of it"
-        return f"expected a subclass of nn.LossBase, got {answer!r}"
+        return f"expected a subclass of nn.LossBase, got {shown(answer)}"
     rng = np.random.default_rng(3)
     reducers = {"mean": np.mean, "sum": np.sum, "none": lambda a: a}
     mode = ms.get_context("mode")
@@ -134,8 +132,9 @@ def _check_mae(answer):
             errors = np.abs(pred.astype(np.float64) - target)
             for reduction, reduce in reducers.items():
                 loss_fn = answer() if reduction == "mean" else answer(reduction=reduction)
-                got = loss_fn(Tensor(pred), Tensor(target))
-                got = np.asarray(got.asnumpy() if hasattr(got, "asnumpy") else got, dtype=np.float64)
+                got, problem = as_array(loss_fn(Tensor(pred), Tensor(target)), "the loss")
+                if problem:
+                    return problem
                 expected = reduce(errors)
                 where = f"with reduction={reduction!r} and inputs of shape {shape}"
                 if got.shape != np.shape(expected):

@@ -7,7 +7,8 @@ loss Hessian) and numpy gradient descent.
 
 import numpy as np
 
-from course_utils.exercises import Exercise
+from course_utils._validate import shown
+from course_utils.exercises import Exercise, as_number
 
 TOO_LARGE = "learning rate too large"
 TOO_SMALL = "learning rate too small"
@@ -86,10 +87,13 @@ def mystery_runs():
 def _check_diagnosis(answer):
     if not isinstance(answer, dict):
         return f"expected a dict such as {{'A': '{HEALTHY}', ...}}, got {type(answer).__name__}"
+    extra = [shown(k) for k in answer if not (isinstance(k, str) and k in _TRUTH)]
+    if extra:
+        return f"the runs are named {', '.join(sorted(_TRUTH))}; there is no run {', '.join(extra)}"
     missing = sorted(set(_TRUTH) - set(answer))
     if missing:
         return f"give a cause for every run; missing: {', '.join(missing)}"
-    unknown = {k: v for k, v in answer.items() if v not in CAUSES}
+    unknown = {k: shown(v) for k, v in answer.items() if not (isinstance(v, str) and v in CAUSES)}
     if unknown:
         return f"use the names in nb06.CAUSES exactly; not one of them: {unknown}"
     wrong = [k for k in sorted(_TRUTH) if answer[k] != _TRUTH[k]]
@@ -118,25 +122,31 @@ def _check_fixed_setup(answer):
         if arr.dtype != np.float32 or arr.shape != (100, 1):
             return (f"{name} must be float32 of shape (100, 1) like the net's weights and predictions, got "
                     f"{arr.dtype} {arr.shape}: use .reshape(-1, 1).astype(np.float32)")
+        if not np.all(np.isfinite(arr)):
+            return f"{name} contains NaN or inf: rescaling finite data gives finite numbers"
     if not np.allclose(y.ravel(), y_raw, rtol=1e-6, atol=1e-6):
         return "y_fixed must hold the same targets as y_raw, in the same order: fix the inputs, not the targets"
     design = np.stack([x_raw, np.ones_like(x_raw)], axis=1)
     coef = np.linalg.lstsq(design, x.ravel().astype(np.float64), rcond=None)[0]
     residual = x.ravel() - design @ coef
-    if abs(coef[0]) < 1e-12 or np.max(np.abs(residual)) > 1e-4 * (np.std(x) + 1e-12):
+    if not (abs(coef[0]) >= 1e-12 and np.max(np.abs(residual)) <= 1e-4 * (np.std(x) + 1e-12)):
         return "x_fixed must be x_raw rescaled (a * x_raw + c), in the same order"
-    if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)) or not 0 < lr < np.inf:
-        return f"lr must be a positive number, got {lr!r}"
+    lr, problem = as_number(lr, "lr")
+    if problem:
+        return problem
+    if lr <= 0:
+        return f"lr must be a positive number, got {lr:g}"
     limit = _largest_stable_lr(x)
     if lr >= limit:
         return f"lr = {lr:.4g} is above 2/λmax = {limit:.4g} for your x_fixed: gradient descent diverges"
     w, b = 0.0, 0.0
     xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
-    for _ in range(_STEPS):
-        err = w * xs + b - ys
-        w, b = w - lr * 2 * np.mean(err * xs), b - lr * 2 * np.mean(err)
-    loss = np.mean((w * xs + b - ys) ** 2)
-    if loss > 1e-3:
+    with np.errstate(all="ignore"):  # a rescaling to huge numbers overflows: the loss is then inf, rejected
+        for _ in range(_STEPS):
+            err = w * xs + b - ys
+            w, b = w - lr * 2 * np.mean(err * xs), b - lr * 2 * np.mean(err)
+        loss = np.mean((w * xs + b - ys) ** 2)
+    if not loss <= 1e-3:
         return (f"stable, but after {_STEPS} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so that "
                 "both directions of the loss learn at a similar speed (standardise it), then pick lr below 2/λmax")
     return None

@@ -6,8 +6,9 @@ epoch losses of plain mini-batch gradient descent, a root mean squared error ove
 
 import numpy as np
 
+from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise
+from course_utils.exercises import Exercise, as_number
 
 BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
 LR = 0.5
@@ -72,7 +73,7 @@ def expected_stop_epoch(threshold, epochs=15):
 # ---- 07.1: the monitor that works under model.train -----------------------------------------------------
 def _check_train_monitor(answer):
     if not isinstance(answer, str):
-        return f"expected the monitor's name as a string (such as 'eval_loss'), got {type(answer).__name__}"
+        return f"expected the monitor's name as a string (such as 'eval_loss'), got {shown(answer)}"
     from mindspore.train import EarlyStopping
 
     x, y = make_linear_data()
@@ -101,7 +102,7 @@ def _check_stop_below(answer):
     if isinstance(answer, Callback):
         return "set answer to the class itself (StopBelow), not an instance (StopBelow(0.1))"
     if not isinstance(answer, type) or not issubclass(answer, Callback):
-        return f"expected a class derived from mindspore.train.Callback, got {answer!r}"
+        return f"expected a class derived from mindspore.train.Callback, got {shown(answer)}"
     x, y = make_linear_data()
     means, lasts = numpy_epoch_losses(15)
     for threshold in STOP_THRESHOLDS:
@@ -137,11 +138,12 @@ stop_below = Exercise("07.2", _check_stop_below,
 
 # ---- 07.3: an RMSE metric over batches of any size ---------------------------------------------------------
 def _feed(metric, batches):
+    """Feed the batches; return (the metric's eval() as a float, None) or (None, what is wrong with it)."""
     from mindspore import Tensor
 
     for pred, true in batches:
         metric.update(Tensor(pred), Tensor(true))
-    return float(metric.eval())
+    return as_number(metric.eval(), "your metric's eval()")
 
 
 def _random_batches(rng, sizes):
@@ -164,12 +166,14 @@ def _check_rmse_metric(answer):
     if isinstance(answer, Metric):
         return "set answer to the class itself (RMSE), not an instance (RMSE())"
     if not isinstance(answer, type) or not issubclass(answer, Metric):
-        return f"expected a class derived from mindspore.train.Metric, got {answer!r}"
+        return f"expected a class derived from mindspore.train.Metric, got {shown(answer)}"
     rng = np.random.default_rng(7)
     metric = answer()
     metric.clear()
     first = _random_batches(rng, (7, 30, 3, 60))
-    got, want = _feed(metric, first), _numpy_rmse(first)
+    (got, problem), want = _feed(metric, first), _numpy_rmse(first)
+    if problem:
+        return problem
     if not np.isclose(got, want, rtol=1e-5):
         per_batch = float(np.mean([_numpy_rmse([b]) for b in first]))
         batch_mse = float(np.sqrt(np.mean([_numpy_rmse([b]) ** 2 for b in first])))
@@ -181,12 +185,16 @@ def _check_rmse_metric(answer):
         return f"for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy gives {want:.6f}"
     metric.clear()
     second = _random_batches(rng, (11, 5))
-    got, want = _feed(metric, second), _numpy_rmse(second)
+    (got, problem), want = _feed(metric, second), _numpy_rmse(second)
+    if problem:
+        return problem
     if not np.isclose(got, want, rtol=1e-5):
         return f"after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset in clear()"
     x, y = make_linear_data(n=50, seed=3)
     model = _zero_model(metrics={"rmse": answer()})
-    got = float(model.eval(_dataset(x, y, 15))["rmse"])  # batches of 15, 15, 15, 5; w = b = 0 predicts 0
+    got, problem = as_number(model.eval(_dataset(x, y, 15))["rmse"], "inside Model.eval, your metric")
+    if problem:  # batches of 15, 15, 15, 5; w = b = 0 predicts 0
+        return problem
     want = float(np.sqrt(np.mean(y.astype(np.float64) ** 2)))
     if not np.isclose(got, want, rtol=1e-5):
         return f"inside Model.eval your metric gives {got:.6f}, numpy {want:.6f}"

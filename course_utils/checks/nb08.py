@@ -13,7 +13,7 @@ import tempfile
 import numpy as np
 
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise
+from course_utils.exercises import NONE_HINT, Exercise
 
 LR, MOMENTUM = 0.1, 0.9  # the optimizer of notebook 08's resume section
 
@@ -111,7 +111,8 @@ def _check_resume(answer):
         _save(path, entries)
         net = answer(path, steps)
     if not hasattr(net, "parameters_dict"):
-        return f"resume should return the trained net (a Cell), got {type(net).__name__}"
+        none = f". {NONE_HINT}" if net is None else ""
+        return f"resume should return the trained net (a Cell), got {type(net).__name__}{none}"
     names = net.parameters_dict()
     if "dense.weight" not in names or "dense.bias" not in names:
         return f"the returned cell has no dense.weight/dense.bias parameters, only {sorted(names)}"

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise
+from course_utils.exercises import Exercise, as_number
 
 TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
 FIXED_SCALE = 128.0  # the loss scale of exercise 09.3
@@ -17,14 +17,14 @@ CHECK_STEPS = 20  # steps the checker of 09.3 trains the learner's cell for
 
 def _power_of_two(answer, what):
     """Return (value, None) for a positive power of two, else (None, problem)."""
-    if isinstance(answer, bool) or not isinstance(answer, (int, float, np.integer, np.floating)):
-        return None, f"expected {what} as a number such as 2.0 ** -3, got {type(answer).__name__} {answer!r}"
-    value = float(answer)
-    if not math.isfinite(value) or value <= 0:
-        return None, f"expected a positive finite number, got {answer!r}"
+    value, problem = as_number(answer, what)
+    if problem:
+        return None, f"{problem} (such as 2.0 ** -3)"
+    if value <= 0:
+        return None, f"expected a positive number, got {value!r}"
     mantissa, _ = math.frexp(value)
     if mantissa != 0.5:
-        return None, f"{answer!r} is not a power of two; write it as 2.0 ** k"
+        return None, f"{value!r} is not a power of two; write it as 2.0 ** k"
     return value, None
 
 

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from course_utils.exercises import Exercise
+from course_utils._validate import shown
+from course_utils.exercises import NONE_HINT, Exercise, as_array
 
 # ---- 10.1 which mode finishes first ------------------------------------------------------------
 # (n_steps, compile_s, pynative_step_s, graph_step_s): typical of a laptop, and the edges that matter.
@@ -27,8 +28,9 @@ def _check_faster_mode(answer):
                 f"got {type(answer).__name__}")
     for case in _MODE_CASES:
         got = answer(*case)
-        if got not in ("graph", "pynative"):
-            return f"faster_mode{case} returned {got!r}; return the string 'graph' or 'pynative'"
+        if not (isinstance(got, str) and got in ("graph", "pynative")):
+            none = f". {NONE_HINT}" if got is None else ""
+            return f"faster_mode{case} returned {shown(got)}; return the string 'graph' or 'pynative'{none}"
         want = _faster_oracle(*case)
         if got != want:
             n, c, p, g = case
@@ -66,7 +68,7 @@ def expected_compiles(calls=None):
 
 def _check_compiles(answer):
     if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return f"expected a whole number of compiles, got {type(answer).__name__} {answer!r}"
+        return f"expected a whole number of compiles, got {shown(answer)}"
     want = expected_compiles()
     if answer == want:
         return None
@@ -81,7 +83,8 @@ def _check_compiles(answer):
                 "trigger a compile")
     if answer == 2:
         return "a Python float is baked into the graph: each new float value compiles again"
-    return f"{answer} is not what MindSpore does; go through the calls one by one (the next cell measures it)"
+    return (f"{shown(answer, with_type=False)} is not what MindSpore does; go through the calls one by one "
+            "(the next cell measures it)")
 
 
 # ---- 10.3 a construct that compiles ----------------------------------------------------------------
@@ -90,7 +93,7 @@ def _check_graph_act(answer):
     from mindspore import Tensor, nn, ops
 
     if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
-        return f"expected a Cell class (not an instance), such as WithAct, got {answer!r}"
+        return f"expected a Cell class (not an instance), such as WithAct, got {shown(answer)}"
     x = np.array([[-2.0], [-0.5], [0.5], [2.0]], dtype=np.float32)
     w, b = np.float32(1.5), np.float32(-0.25)
     previous = ms.get_context("mode")
@@ -110,7 +113,9 @@ def _check_graph_act(answer):
                 return f"{answer.__name__}({use_relu}) fails in graph mode: {type(exc).__name__}: {first}"
             z = w * x + b
             want = np.maximum(z, 0) if use_relu else z
-            got = np.asarray(out.asnumpy())
+            got, problem = as_array(out, f"{answer.__name__}({use_relu})'s output")
+            if problem:
+                return problem
             if got.shape != want.shape or not np.allclose(got, want, atol=1e-6):
                 kind = "ReLU(dense(x))" if use_relu else "dense(x) unchanged"
                 return (f"{answer.__name__}({use_relu}) compiles, but returns {got.ravel().round(4).tolist()} "

@@ -9,7 +9,8 @@ import math
 import numbers
 import shlex
 
-from course_utils.exercises import Exercise
+from course_utils._validate import shown
+from course_utils.exercises import Exercise, as_number
 
 # Exercise 11.1: the rows shard_id=2 of num_shards=4 receives from a data set of 10 rows.
 SHARD_ROWS, SHARD_ID, NUM_SHARDS = 10, 2, 4
@@ -22,12 +23,14 @@ def expected_shard(n_rows, num_shards, shard_id):
 
 
 def _check_shard(answer):
-    try:
-        rows = [int(r) for r in answer]
-    except (TypeError, ValueError):
-        return f"expected a list of row numbers such as [1, 5], got {answer!r}"
-    if any(r != a for r, a in zip(rows, answer)):
-        return "row numbers must be whole numbers"
+    if hasattr(answer, "tolist"):  # a numpy array (or a Tensor) of row numbers
+        answer = answer.asnumpy().tolist() if hasattr(answer, "asnumpy") else answer.tolist()
+    if not isinstance(answer, (list, tuple)):
+        return f"expected a list of row numbers such as [1, 5], got {shown(answer)}"
+    bad = [r for r in answer if isinstance(r, bool) or not isinstance(r, numbers.Integral)]
+    if bad:
+        return f"row numbers are whole numbers (ints) such as 1 or 5, got {shown(bad[0])}"
+    rows = [int(r) for r in answer]
     expected = expected_shard(SHARD_ROWS, NUM_SHARDS, SHARD_ID)
     if sorted(rows) == sorted(expected):
         return None
@@ -45,8 +48,9 @@ SUM_WORKERS, SUM_LR = 4, 0.5
 
 
 def _check_sum_lr(answer):
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return f"expected a number (a learning rate), got {type(answer).__name__}"
+    answer, problem = as_number(answer, "the learning rate")
+    if problem:
+        return problem
     expected = SUM_WORKERS * SUM_LR
     if math.isclose(answer, expected, rel_tol=1e-9):
         return None
@@ -87,11 +91,11 @@ def parse_msrun(command):
 
 def _check_node_command(answer):
     if not isinstance(answer, (str, list, tuple)):
-        return f"expected the command as a string, got {type(answer).__name__}"
+        return f"expected the command as a string, got {shown(answer)}"
     try:
         options, script = parse_msrun(answer)
-    except ValueError as exc:
-        return str(exc)
+    except ValueError as exc:  # also shlex's "No closing quotation"
+        return f"cannot read the command: {exc}"
     expected = {"worker_num": str(MACHINES * PER_MACHINE), "local_worker_num": str(PER_MACHINE),
                 "master_addr": MASTER_ADDR, "master_port": str(MASTER_PORT), "node_rank": "1"}
     why = {"worker_num": "--worker_num counts the workers of the whole job, on every machine",

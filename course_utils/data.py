@@ -1,17 +1,11 @@
 """The course's data set: y = w*x + b + noise, as float32 arrays of shape (n, 1)."""
 
-import math
-
 import numpy as np
 
+from course_utils._validate import require_int, require_number
 
-def _check_number(name, value, positive=False, allow_zero=True):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(float(value)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if positive and (value < 0 or (value == 0 and not allow_zero)):
-        raise ValueError(f"{name} must be {'> 0' if not allow_zero else '>= 0'}, got {value!r}")
+MAX_SAMPLES = 10_000_000  # 80 MB of float32 pairs: far more than any lesson needs, far below a MemoryError
+SEED_RANGE = (0, 2**32 - 1)  # numpy's legacy generator (and ms.set_seed) accept exactly these
 
 
 def make_linear_data(n=100, w=2.0, b=0.0, noise=0.01, seed=0):
@@ -20,18 +14,17 @@ def make_linear_data(n=100, w=2.0, b=0.0, noise=0.01, seed=0):
     With the defaults this is exactly the data of the course's source article:
     ``np.random.seed(0); x = np.random.rand(100, 1); y = 2 * x + np.random.normal(0, 0.01, (100, 1))``.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n (number of samples) must be an int, got {type(n).__name__} {n!r}")
-    if n <= 0:
-        raise ValueError(f"n (number of samples) must be positive, got {n}")
-    _check_number("w", w)
-    _check_number("b", b)
-    _check_number("noise", noise, positive=True)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}")
+    n = require_int("n (number of samples)", n, 1, MAX_SAMPLES)
+    w, b = require_number("w", w), require_number("b", b)
+    noise = require_number("noise", noise, low=0)
+    seed = require_int("seed", seed, *SEED_RANGE)
     rng = np.random.RandomState(seed)  # the legacy generator, so the stream equals np.random.seed(seed)
     x = rng.rand(n, 1).astype(np.float32)
-    y = (w * x + b + rng.normal(0.0, noise, size=(n, 1)).astype(np.float32)).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = (w * x + b + rng.normal(0.0, noise, size=(n, 1)).astype(np.float32)).astype(np.float32)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"w={w:g}, b={b:g}, noise={noise:g} give values of y beyond float32's range (about 3.4e38): "
+                         f"use smaller ones")
     return x, y
 
 

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from course_utils.lab_figure import COLORS, LabFigure
-from course_utils.lab_trainers import OPTIMIZERS, check_settings
+from course_utils.lab_trainers import OPTIMIZERS, Run, check_settings
 from course_utils.landscape import LossSurface, steps_to_converge
 
 LR_RANGE = (1e-3, 10.0)
@@ -46,9 +46,17 @@ class Verdict:
 
 def describe_run(run, surface, tol=TOLERANCE):
     """Classify a run: converged (when), still learning, or diverged (from which step, how fast)."""
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a Run (what a trainer returns), got {type(run).__name__}")
     losses = run.losses
+    if losses.size == 0:
+        raise ValueError("the run has no steps: there is nothing to describe")
     finite = np.isfinite(losses)
     start = losses[0]
+    if not np.isfinite(start):
+        kind = "inf" if np.isinf(start) else "NaN"
+        return Verdict("diverged", f"DIVERGED at step 0: the loss is already {kind} at the start (is the start "
+                                   f"point or the data finite?)", diverged_at=0)
     with np.errstate(invalid="ignore", over="ignore"):
         above = ~finite | (losses > start)
     if above[-1] and (not finite.all() or losses[-1] > 1.5 * start):
@@ -100,11 +108,15 @@ def _parse_number(value, name):
             value = float(value.strip())
         except ValueError:
             return None, f"{name}: {value!r} is not a number"
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return None, f"{name}: expected a number, got {type(value).__name__}"
+    try:
+        value = float(value)
+    except OverflowError:  # an int beyond float range: as far off the range as inf
+        value = math.inf if value > 0 else -math.inf
     if math.isnan(value):
         return None, f"{name}: NaN is not a value you can train with"
-    return float(value), None
+    return value, None
 
 
 class LearningRateLab:
@@ -118,6 +130,10 @@ class LearningRateLab:
                 raise TypeError(f"trainer must have a {method}() method (a MindSporeTrainer or NumpyTrainer), "
                                 f"got {type(trainer).__name__}")
         check_settings(optimizer, lr, steps)
+        data = getattr(trainer, "data", None)
+        if data is not None and not (np.array_equal(data[0], x) and np.array_equal(data[1], y)):
+            raise ValueError("the trainer trains on other data than the x and y given to the lab: build the "
+                             "trainer from the same x and y (or pass neither)")
         if not LR_RANGE[0] <= lr <= LR_RANGE[1] or not STEPS_RANGE[0] <= steps <= STEPS_RANGE[1] or steps % 10:
             raise ValueError(f"lr must be in {LR_RANGE} and steps a multiple of 10 in {STEPS_RANGE}, "
                              f"got lr={lr!r}, steps={steps!r}")
@@ -296,10 +312,8 @@ class LearningRateLab:
         keep = self.steps.value
         if problem:
             return keep, f"{problem}; kept {keep} steps"
-        if math.isinf(value):
-            value = math.copysign(1e18, value)
         low, high = STEPS_RANGE
-        rounded = int(min(max(round(value / 10) * 10, low), high))
+        rounded = int(min(max(round(min(max(value, -1e18), 1e18) / 10) * 10, low), high))
         if rounded != value:
             return rounded, f"steps must be a multiple of 10 in [{low}, {high}] (got {value:g}); using {rounded}"
         return rounded, None
@@ -352,7 +366,12 @@ def learning_rate_lab(trainer=None, x=None, y=None, start=(0.0, 0.0), lr=0.1, op
     shown, the app appears first with "compiling..." in its status line, then MindSpore compiles the
     chosen optimizer's training function once; the other optimizers compile on first use.
     """
-    if x is None or y is None:
+    if (x is None) != (y is None):
+        raise ValueError(f"give both x and y, or neither (then the course data is used); got only "
+                         f"{'x' if y is None else 'y'}")
+    if x is None and trainer is not None and hasattr(trainer, "data"):
+        x, y = trainer.data  # the data the trainer trains on, so the figure and verdicts describe that
+    if x is None:
         from course_utils.data import make_linear_data
 
         x, y = make_linear_data()

@@ -37,12 +37,16 @@ def path_segment(path, window=PATH_WINDOW):
     good (None if it ends inside). A path that leaves for good is drawn up to its first point outside,
     pulled in along the last segment if it is absurdly far, so the line visibly crosses the edge."""
     path = np.asarray(path, dtype=np.float64)
+    if path.ndim != 2 or path.shape[1] != 2:
+        raise ValueError(f"path must have one row (w, b) per point, shape (n, 2), got {path.shape}")
     finite = np.all(np.isfinite(path), axis=1)
     if not finite.all():
         path = path[: int(np.argmax(~finite))]
+    if not path.size:  # not one finite point: nothing to draw, and the path is out of view from the start
+        return path, 0 if not finite.all() else None
     (w0, w1), (b0, b1) = window
     inside = (path[:, 0] >= w0) & (path[:, 0] <= w1) & (path[:, 1] >= b0) & (path[:, 1] <= b1)
-    if not path.size or (inside[-1] and finite.all()):
+    if inside[-1] and finite.all():
         return path, None
     back_inside = np.flatnonzero(inside)
     left_at = int(back_inside[-1] + 1) if back_inside.size else 0
@@ -51,6 +55,16 @@ def path_segment(path, window=PATH_WINDOW):
         last_in, out = points[-2], points[-1]
         points[-1] = last_in + (out - last_in) * (FAR / np.abs(out - last_in).max())
     return points, left_at
+
+
+def _check_runs(runs):
+    from course_utils.lab_trainers import Run
+
+    runs = list(runs)
+    for run in runs:
+        if not isinstance(run, Run):
+            raise TypeError(f"runs must be Run objects (what a trainer returns), got {type(run).__name__}")
+    return runs
 
 
 def _loss_axes(ax, surface, steps):
@@ -66,9 +80,15 @@ def _loss_axes(ax, surface, steps):
 def _path_axes(ax, surface, window):
     (w0, w1), (b0, b1) = window
     W, B, L = surface.grid((w0, w1), (b0, b1), n=90)
-    ax.imshow(np.log10(L), extent=(w0, w1, b0, b1), origin="lower", aspect="auto", cmap="Blues_r", alpha=0.5,
-              interpolation="bilinear")
-    ax.contour(W, B, L, levels=surface.min_loss * np.logspace(0.5, 5, 10), colors="0.45", linewidths=0.5)
+    shown = L[np.isfinite(L) & (L > 0)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ax.imshow(np.log10(np.clip(L, shown.min() if shown.size else 1.0, None)), extent=(w0, w1, b0, b1),
+                  origin="lower", aspect="auto", cmap="Blues_r", alpha=0.5, interpolation="bilinear")
+    levels = surface.min_loss * np.logspace(0.5, 5, 10)
+    if not (np.all(np.isfinite(levels)) and np.all(np.diff(levels) > 0)):  # a perfect fit (min loss 0), or huge data
+        levels = np.unique(np.geomspace(shown.min(), shown.max(), 10)) if shown.size else []
+    if len(levels) > 1:
+        ax.contour(W, B, L, levels=levels, colors="0.45", linewidths=0.5)
     ax.plot(*surface.optimum, "*", color="gold", markeredgecolor="k", markersize=13, zorder=5)
     ax.plot(0, 0, "s", color="k", markersize=5, fillstyle="none")
     ax.set_xlim(w0, w1)
@@ -126,7 +146,7 @@ class LabFigure:
 
     def render(self, runs, colors=None, note=""):
         """Draw ``runs`` (the last one highlighted, earlier ones faded) and return the figure as PNG bytes."""
-        runs = list(runs)
+        runs = _check_runs(runs)
         colors = list(colors) if colors is not None else [COLORS[i % len(COLORS)] for i in range(len(runs))]
         if len(colors) != len(runs):
             raise ValueError(f"need one color per run, got {len(colors)} colors for {len(runs)} runs")
@@ -197,7 +217,7 @@ def side_by_side(runs, surface, window=PATH_WINDOW, title="loss per step"):
     """A static notebook figure: every run's loss in one panel, then one (w, b) path panel per run."""
     import matplotlib.pyplot as plt
 
-    runs = list(runs)
+    runs = _check_runs(runs)
     if not runs:
         raise ValueError("runs must hold at least one Run")
     fig, axes = plt.subplots(1, len(runs) + 1, figsize=(2.9 * (len(runs) + 1), 3.0), layout="constrained")
@@ -217,7 +237,7 @@ def side_by_side(runs, surface, window=PATH_WINDOW, title="loss per step"):
             if left_at:
                 ax.plot(*points[left_at - 1], "X", color=color, markersize=10, markeredgecolor="k")
             ax.set_title(f"{run.optimizer} lr={run.lr:g}: leaves the view at step {left_at}", fontsize=8)
-        else:
+        elif len(points):
             ax.plot(*points[-1], "o", color=color, markersize=6)
             ax.set_title(f"{run.optimizer} lr={run.lr:g}: ends at ({run.final[0]:.2f}, {run.final[1]:.2f})",
                          fontsize=8)

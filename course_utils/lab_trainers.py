@@ -64,6 +64,7 @@ class NumpyTrainer:
 
     def __init__(self, x, y):
         check_xy(x, y)
+        self.data = (x.copy(), y.copy())
         self._a = np.hstack([x, np.ones_like(x)])  # rows (x_i, 1): prediction = a @ (w, b)
         self._y = y[:, 0]
 
@@ -123,6 +124,7 @@ class MindSporeTrainer:
 
         self._ms = ms
         self.chunk = chunk
+        self.data = (x.copy(), y.copy())  # what it trains on: the lab draws the loss surface of this data
         self._a = ms.Tensor(np.hstack([x, np.ones_like(x)]))  # (n, 2) float32
         self._y = ms.Tensor(y)
         self._compiled = {}  # optimizer -> jit function that has run once
@@ -136,6 +138,7 @@ class MindSporeTrainer:
                              f"got {x.shape}")
         other = object.__new__(MindSporeTrainer)
         other.__dict__.update(self.__dict__)
+        other.data = (x.copy(), y.copy())
         other._a = self._ms.Tensor(np.hstack([x, np.ones_like(x)]))
         other._y = self._ms.Tensor(y)
         return other

@@ -16,6 +16,9 @@ class LossSurface:
 
     def __init__(self, x, y):
         check_xy(x, y)
+        if np.ptp(x) == 0:  # also a single sample
+            raise ValueError(f"x must take at least two different values: with x constant ({x[0, 0]:g}) every line "
+                             f"through the mean of the data fits equally well, so there is no single best (w, b)")
         self.x = x[:, 0].astype(np.float64)
         self.y = y[:, 0].astype(np.float64)
         features = np.stack([self.x, np.ones_like(self.x)], axis=1)

@@ -8,6 +8,8 @@ and ``Model.eval``. This module imports MindSpore: set ``GLOG_v`` before importi
     model.fit(10, train_ds, valid_ds, callbacks=[HistoryRecorder(), LiveLossPlot(), ProgressBar()])
 """
 
+import warnings
+
 import numpy as np
 from mindspore import Parameter, Tensor
 from mindspore.train import Callback
@@ -45,6 +47,21 @@ def _eval_results(cb_params):
     if results is None:
         results = cb_params.get("metrics")
     return dict(results or {})
+
+
+def _monitored(callback, cb_params, training):
+    """The value ``callback.monitor`` names in this evaluation, or None. During training, a name the
+    evaluation does not have (a typo such as "eval_los") is said once per run, as a warning, instead of
+    showing nothing silently."""
+    results = _eval_results(cb_params)
+    if callback.monitor in results:
+        return results[callback.monitor]
+    if training and results and not callback._warned:
+        callback._warned = True
+        warnings.warn(f"{type(callback).__name__}: monitor={callback.monitor!r} is not a value of this "
+                      f"evaluation, which has {sorted(results)}; nothing is shown for validation. Pass one of "
+                      f"those names as monitor.", UserWarning, stacklevel=2)
+    return None
 
 
 def _check_monitor(monitor):
@@ -140,12 +157,12 @@ class LiveLossPlot(Callback):
             raise TypeError(f"title must be a string, got {type(title).__name__}")
         self.every, self.live, self.title, self.monitor = int(every), live, title, monitor
         self.figure, self.redraws, self._handle, self._drawn, self._epoch = None, 0, None, None, ""
-        self.step_losses, self.val_steps, self.val_losses = [], [], []
+        self.step_losses, self.val_steps, self.val_losses, self._warned = [], [], [], False
 
     def on_train_begin(self, run_context):
         from matplotlib.figure import Figure  # not pyplot: an inline backend would show the figure twice
 
-        self.step_losses, self.val_steps, self.val_losses = [], [], []
+        self.step_losses, self.val_steps, self.val_losses, self._warned = [], [], [], False
         self.figure, self.redraws, self._handle, self._drawn = Figure(figsize=(5, 3.2)), 0, None, None
         self.figure.add_subplot()
 
@@ -153,7 +170,7 @@ class LiveLossPlot(Callback):
         self.step_losses.append(loss_value(run_context.original_args().net_outputs))
 
     def on_eval_end(self, run_context):
-        value = _eval_results(run_context.original_args()).get(self.monitor)
+        value = _monitored(self, run_context.original_args(), training=bool(self.step_losses))
         if value is not None and self.step_losses:  # Model.eval alone has no training curve to add to
             self.val_steps.append(len(self.step_losses) - 1)  # the x of the last step drawn (0-based)
             self.val_losses.append(float(value))
@@ -216,7 +233,7 @@ class ProgressBar(Callback):
             if kind == "notebook":
                 raise ValueError("file is only for text bars; a notebook bar is a widget. Use kind='text'.")
         self.kind, self.timings, self.desc, self.file, self.monitor = kind, timings, desc, file, monitor
-        self.bar = None
+        self.bar, self._warned = None, False
         self._step, self._val = "", ""  # "epoch 2/5, loss 0.1234" and ", val_loss 0.1234"
 
     def _tqdm_class(self):
@@ -236,7 +253,7 @@ class ProgressBar(Callback):
             options.update(bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt}{postfix}",
                            mininterval=0, miniters=1)
         self.close()
-        self._step, self._val = "", ""
+        self._step, self._val, self._warned = "", "", False
         self.bar = self._tqdm_class()(**options)
 
     def on_train_step_end(self, run_context):
@@ -247,7 +264,7 @@ class ProgressBar(Callback):
         self.bar.update(1)
 
     def on_eval_end(self, run_context):  # in fit: keep the last validation loss on the bar
-        value = _eval_results(run_context.original_args()).get(self.monitor)
+        value = _monitored(self, run_context.original_args(), training=self.bar is not None)
         if self.bar is not None and value is not None:
             self._val = f", val_{self.monitor.replace('eval_', '')} {float(value):.4f}"
             self.bar.set_postfix_str(self._step + self._val)

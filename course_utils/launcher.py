@@ -26,6 +26,10 @@ import time
 import uuid
 from pathlib import Path
 
+from course_utils._validate import require_int, require_number, shown
+
+MAX_WORKERS = 32
+MAX_SECONDS = 24 * 3600  # the longest timeout a launch accepts: a day
 RESULT_FILE = "result_rank_{rank}.json"  # what a rank writes into its working directory for launch()
 MS_LOG_LINE = re.compile(r"^\[(DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ")  # MindSpore's own log lines
 _MS_ERROR = re.compile(r"^\[(ERROR|CRITICAL)\] [A-Z_]+\([^)]*\):\S+ \[[^\]]*\] (.*)$")
@@ -84,6 +88,11 @@ def _port_is_free(port):
 
 def msrun_command(script, num_workers, port, log_dir, cluster_time_out=30, script_args=()):
     """The msrun command line for ``num_workers`` workers, all on this machine, run by this interpreter."""
+    require_int("num_workers", num_workers, 1, MAX_WORKERS)
+    require_int("port", port, 1, 65535)
+    require_int("cluster_time_out", cluster_time_out, 1, MAX_SECONDS)
+    if isinstance(script_args, (str, bytes)) or not all(isinstance(a, str) for a in script_args):
+        raise TypeError(f"script_args must be a list of strings, got {shown(script_args)}")
     return [sys.executable, "-m", "mindspore.parallel.cluster.run", f"--worker_num={num_workers}",
             f"--local_worker_num={num_workers}", "--master_addr=127.0.0.1", f"--master_port={port}",
             f"--log_dir={log_dir}", "--join=True", f"--cluster_time_out={cluster_time_out}",
@@ -98,27 +107,22 @@ def _check_args(script, num_workers, script_args, timeout, cluster_time_out, por
         raise ValueError(f"script must be a Python file ending in .py, got {str(script)!r}")
     if not path.is_file():
         raise FileNotFoundError(f"no script at {path}: write it first (for example with %%writefile)")
-    if isinstance(num_workers, bool) or not isinstance(num_workers, int):
-        raise TypeError(f"num_workers must be an int, got {type(num_workers).__name__} {num_workers!r}")
-    if not 1 <= num_workers <= 32:
-        raise ValueError(f"num_workers must be between 1 and 32, got {num_workers}")
+    require_int("num_workers", num_workers, 1, MAX_WORKERS)
     if isinstance(script_args, (str, bytes)) or not all(isinstance(a, str) for a in script_args):
-        raise TypeError(f"script_args must be a list of strings, got {script_args!r}")
-    for name, value, low in (("timeout", timeout, 1), ("cluster_time_out", cluster_time_out, 5)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"{name} must be a number of seconds, got {type(value).__name__} {value!r}")
-        if value < low:
-            raise ValueError(f"{name} must be at least {low} seconds, got {value}")
+        raise TypeError(f"script_args must be a list of strings, got {shown(script_args)}")
+    # finite and bounded: a NaN or infinite timeout would switch off the guarantee that a launch never hangs
+    require_number("timeout (a number of seconds)", timeout, 1, MAX_SECONDS)
+    require_number("cluster_time_out (a number of seconds)", cluster_time_out, 5, MAX_SECONDS)
     if isinstance(cluster_time_out, float) and not cluster_time_out.is_integer():
         raise ValueError(f"cluster_time_out must be a whole number of seconds, got {cluster_time_out}")
     if port is not None:
         if isinstance(port, bool) or not isinstance(port, int):
-            raise TypeError(f"port must be an int, or None to pick a free one; got {type(port).__name__}")
+            raise TypeError(f"port must be an int, or None to pick a free one; got {shown(port)}")
         if not 1024 <= port <= 65535:
             raise ValueError(f"port must be in 1024..65535, got {port}")
         if not _port_is_free(port):
             raise ValueError(f"port {port} on 127.0.0.1 is already in use: pass port=None to pick a free one")
-    if work_dir is not None and not Path(work_dir).is_dir():
+    if work_dir is not None and (not isinstance(work_dir, (str, os.PathLike)) or not Path(work_dir).is_dir()):
         raise ValueError(f"work_dir must be an existing directory or None, got {str(work_dir)!r}")
     return path
 
@@ -221,6 +225,9 @@ def log_excerpt(text, max_lines=15):
     MindSpore's INFO and WARNING lines and its C++ call stack are left out; its ERROR lines are kept,
     without the process id, the time and the source file.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a log as a string, got {shown(text)}")
+    require_int("max_lines", max_lines, 3)
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
     if starts:

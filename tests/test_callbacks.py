@@ -204,3 +204,24 @@ def test_callbacks_are_accepted_by_fit():
     _, model = zero_model(metrics={"mse"})
     model.fit(1, dataset(), dataset(batch_size=100), callbacks=[HistoryRecorder(), LiveLossPlot(live=False),
                                                                 ProgressBar(kind="text", file=io.StringIO())])
+
+
+@pytest.mark.parametrize("make", [lambda: LiveLossPlot(live=False, monitor="nope"),
+                                  lambda: ProgressBar(kind="text", file=io.StringIO(), monitor="nope")])
+def test_a_monitor_typo_is_said_once_not_drawn_silently(make):
+    """Regression (issue 13): monitor="nope" drew nothing without a word."""
+    callback = make()
+    _, model = zero_model(metrics={"mse"})
+    with pytest.warns(UserWarning, match=r"monitor='nope' is not a value of this evaluation.*'eval_loss'") as caught:
+        model.fit(2, dataset(), dataset(batch_size=100), callbacks=[callback])
+    assert len([w for w in caught if "monitor='nope'" in str(w.message)]) == 1, "once per run, not per epoch"
+
+
+def test_a_known_monitor_gives_no_warning():
+    import warnings
+
+    _, model = zero_model(metrics={"mse"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model.fit(2, dataset(), dataset(batch_size=100),
+                  callbacks=[LiveLossPlot(live=False), ProgressBar(kind="text", file=io.StringIO(), monitor="mse")])

@@ -1,62 +1,122 @@
-"""Load and validate the project's YAML configuration."""
+"""Load and validate the project's YAML configuration.
+
+Every problem is one ValueError line that names the key, says what it must be and shows what was found.
+"""
 
 import copy
+import math
 from pathlib import Path
 
 import yaml
 
+from course_utils._validate import shown
+
 DEFAULT_PATH = Path(__file__).with_name("config.yaml")
 OPTIMIZERS = ("adam", "momentum", "sgd")
 MODES = ("graph", "pynative")
+SEED_MAX = 2**32 - 1  # numpy's and MindSpore's seeds are 32-bit
 
-# (section, key): (type, check, what it must be)
+# (section, key): (type, check, what it must be). A number is an int or a float, and always finite.
 _RULES = {
-    ("data", "n_train"): (int, lambda v: v >= 8, "an int >= 8"),
-    ("data", "n_val"): (int, lambda v: v >= 1, "an int >= 1"),
-    ("data", "noise"): (float, lambda v: v >= 0, "a number >= 0"),
-    ("data", "seed"): (int, lambda v: v >= 0, "an int >= 0"),
+    ("data", "n_train"): (int, lambda v: 8 <= v <= 1_000_000, "an int from 8 to 1000000"),
+    ("data", "n_val"): (int, lambda v: 1 <= v <= 1_000_000, "an int from 1 to 1000000"),
+    ("data", "noise"): (float, lambda v: 0 <= v <= 1e6, "a number from 0 to 1e6"),
+    # the validation data uses seed + 1
+    ("data", "seed"): (int, lambda v: 0 <= v <= SEED_MAX - 1, f"an int from 0 to {SEED_MAX - 1}"),
     ("model", "hidden"): (int, lambda v: 1 <= v <= 4096, "an int from 1 to 4096"),
     ("train", "optimizer"): (str, lambda v: v in OPTIMIZERS, f"one of {OPTIMIZERS}"),
     ("train", "learning_rate"): (float, lambda v: 0 < v <= 10, "a number in (0, 10]"),
-    ("train", "epochs"): (int, lambda v: v >= 1, "an int >= 1"),
-    ("train", "batch_size"): (int, lambda v: v >= 1, "an int >= 1"),
-    ("train", "weight_decay"): (float, lambda v: v >= 0, "a number >= 0"),
-    ("train", "keep_checkpoints"): (int, lambda v: v >= 1, "an int >= 1"),
-    ("train", "seed"): (int, lambda v: v >= 0, "an int >= 0"),
+    ("train", "epochs"): (int, lambda v: 1 <= v <= 100_000, "an int from 1 to 100000"),
+    ("train", "batch_size"): (int, lambda v: 1 <= v <= 1_000_000, "an int from 1 to 1000000"),
+    ("train", "weight_decay"): (float, lambda v: 0 <= v <= 1e3, "a number from 0 to 1000"),
+    ("train", "keep_checkpoints"): (int, lambda v: 1 <= v <= 1000, "an int from 1 to 1000"),
+    ("train", "seed"): (int, lambda v: 0 <= v <= SEED_MAX, f"an int from 0 to {SEED_MAX}"),
     ("train", "mode"): (str, lambda v: v in MODES, f"one of {MODES}"),
 }
+SECTIONS = tuple(dict.fromkeys(section for section, _ in _RULES))
+
+
+def _found(value):
+    """What was found, for a message; YAML reads 1e-3 (no dot) as text, which deserves a word."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return f"the text {value!r}"
+        return (f"the text {value!r} (YAML reads a number like 1e-3 without a dot as text: write 1.0e-3 "
+                f"or 0.001)")
+    return "nothing" if value is None else shown(value)
+
+
+def _check_value(section, key, value):
+    kind, ok, wanted = _RULES[(section, key)]
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is float and is_number:
+        if isinstance(value, int) and abs(value) > 1e300:  # float() of a 400-digit int overflows
+            raise ValueError(f"{section}.{key} must be {wanted}, got an int of {value.bit_length()} bits")
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{section}.{key} must be {wanted}, got {_found(value)}")
+    if (kind is float and not math.isfinite(value)) or not ok(value):
+        raise ValueError(f"{section}.{key} must be {wanted}, got {_found(value)}")
+    return value
+
+
+def _check_layout(config):
+    """The shape of a configuration: a mapping of the known sections, each a mapping of known keys."""
+    if config is None:
+        raise ValueError(f"the configuration is empty: it needs the sections {', '.join(SECTIONS)}")
+    if not isinstance(config, dict):
+        raise ValueError(f"the configuration must be a mapping of sections ({', '.join(SECTIONS)}), "
+                         f"got {_found(config)}")
+    unknown = [str(s) for s in config if s not in SECTIONS]
+    if unknown:
+        raise ValueError(f"unknown configuration sections: {sorted(unknown)} (known: {list(SECTIONS)})")
+    for section, keys in config.items():
+        names = [key for s, key in _RULES if s == section]
+        if not isinstance(keys, dict):
+            raise ValueError(f"section {section} must be a mapping of keys ({', '.join(names)}), got "
+                             f"{_found(keys)}")
+        extra = sorted(f"{section}.{k}" for k in keys if k not in names)
+        if extra:
+            known = sorted(f"{s}.{k}" for s, k in _RULES)
+            raise ValueError(f"unknown configuration keys: {extra} (known: {known})")
 
 
 def validate(config):
     """Return a checked copy of ``config`` (a nested dict); raise ValueError naming the bad key."""
-    if not isinstance(config, dict):
-        raise ValueError(f"the configuration must be a mapping of sections, got {type(config).__name__}")
-    unknown = {f"{s}.{k}" for s, sec in config.items() if isinstance(sec, dict) for k in sec} - {
-        f"{s}.{k}" for s, k in _RULES}
-    unknown |= {s for s in config if s not in {s for s, _ in _RULES}}
-    if unknown:
-        known = sorted(f"{s}.{k}" for s, k in _RULES)
-        raise ValueError(f"unknown configuration keys: {sorted(unknown)} (known: {known})")
+    _check_layout(config)
     checked = copy.deepcopy(config)
-    for (section, key), (kind, ok, wanted) in _RULES.items():
+    for (section, key), (_, _, wanted) in _RULES.items():
         if key not in config.get(section, {}):
             raise ValueError(f"missing configuration key {section}.{key} ({wanted})")
-        value = config[section][key]
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if isinstance(value, bool) or not isinstance(value, kind) or not ok(value):
-            raise ValueError(f"{section}.{key} must be {wanted}, got {value!r}")
-        checked[section][key] = value
+        checked[section][key] = _check_value(section, key, config[section][key])
     return checked
 
 
 def load_config(path=DEFAULT_PATH, overrides=None):
     """Read a YAML file, apply ``overrides`` ({"train.epochs": 5}) and validate."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be the path of a YAML file (str or Path), got {shown(path)}")
+    if overrides is not None and not isinstance(overrides, dict):
+        raise TypeError(f"overrides must be a dict such as {{'train.epochs': 5}}, got {shown(overrides)}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no configuration file at {path}")
-    config = yaml.safe_load(path.read_text())
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a text file (not UTF-8): give a YAML configuration") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ValueError(f"{path} is not valid YAML{where}: {problem}") from None
+    _check_layout(config)
+    config = copy.deepcopy(config)
     for dotted, value in (overrides or {}).items():
-        section, _, key = dotted.partition(".")
+        section, _, key = str(dotted).partition(".")
+        if not isinstance(config.get(section, {}), dict):
+            raise ValueError(f"cannot override {dotted}: section {section} is not a mapping")
         config.setdefault(section, {})[key] = value
     return validate(config)

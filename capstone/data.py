@@ -2,13 +2,15 @@
 
 import numpy as np
 
+from course_utils._validate import require_int, require_number
+from course_utils.data import MAX_SAMPLES, SEED_RANGE
+
 
 def make_sine_data(n, noise=0.05, seed=0):
     """Return ``(x, y)`` float32 arrays of shape (n, 1), x uniform in [-1, 1]."""
-    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    if not isinstance(noise, (int, float)) or not np.isfinite(noise) or noise < 0:
-        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+    n = require_int("n", n, 1, MAX_SAMPLES)
+    noise = require_number("noise", noise, 0, 1e6)
+    seed = require_int("seed", seed, *SEED_RANGE)
     rng = np.random.RandomState(seed)
     x = rng.uniform(-1.0, 1.0, size=(n, 1)).astype(np.float32)
     y = (np.sin(3.0 * x) + rng.normal(0.0, noise, size=(n, 1))).astype(np.float32)

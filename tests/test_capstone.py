@@ -24,7 +24,7 @@ def test_default_config_is_valid():
     ("train.learning_rate", 0, "train.learning_rate must be a number in (0, 10]"),
     ("train.learning_rate", "fast", "train.learning_rate"),
     ("train.epochs", 2.5, "train.epochs must be an int"),
-    ("data.n_train", 3, "data.n_train must be an int >= 8"),
+    ("data.n_train", 3, "data.n_train must be an int from 8 to"),
     ("model.hidden", True, "model.hidden"),
     ("train.colour", "red", "unknown configuration keys: ['train.colour']"),
 ])

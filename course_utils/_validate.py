@@ -80,8 +80,9 @@ def require_bool(name, value):
 
 def require_series(name, values, ndim=1, allow_empty=False):
     """A sequence (list, tuple, numpy array, Tensor) of real numbers as a float64 array with ``ndim``
-    dimensions. NaN and inf are kept: a training record may hold them, and saying so is the caller's job."""
-    if values is None or isinstance(values, (str, bytes, dict, set, numbers.Number)):
+    dimensions (any number if None). NaN and inf are kept: a training record may hold them, and saying so
+    is the caller's job."""
+    if values is None or isinstance(values, (str, bytes, dict, set, numbers.Number, np.generic)):
         raise TypeError(f"{name} must be a sequence of numbers, got {shown(values)}")
     if hasattr(values, "asnumpy"):
         values = values.asnumpy()
@@ -90,10 +91,9 @@ def require_series(name, values, ndim=1, allow_empty=False):
     except (TypeError, ValueError):  # ragged nesting
         raise ValueError(f"{name} must be a regular sequence of numbers (all rows the same length), "
                          f"got {shown(values)}") from None
-    if arr.dtype.kind not in "iuf":
-        what = "numbers that fit a float" if arr.dtype == object else f"numbers, not {arr.dtype}"
-        raise TypeError(f"{name} must hold real {what}, got {shown(values)}")
-    if arr.ndim != ndim:
+    if arr.dtype.kind not in "iuf":  # text, bool, complex, None or ints too large for a float (object)
+        raise TypeError(f"{name} must be a sequence of numbers (real, each fitting a float), got {shown(values)}")
+    if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")

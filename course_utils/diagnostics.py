@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from course_utils._validate import require_int, require_number, require_series
+
 DIVERGED = "diverged"  # the loss, a gradient or a parameter became NaN or inf
 DIVERGING = "diverging"  # still finite, but the loss ended higher than it started
 EXPLODING = "exploding gradients"  # the gradient norm grew by orders of magnitude
@@ -47,22 +49,14 @@ class HealthReport:
 
 
 def _series(name, values):
-    if values is None or isinstance(values, (str, bytes, dict)):
-        raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
     try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a sequence of numbers (use float(loss) for a Tensor), "
-                        f"got {type(values).__name__}") from None
-    return arr
+        return require_series(name, values, ndim=None, allow_empty=True)
+    except (TypeError, ValueError) as exc:  # None inside the list would otherwise become a silent NaN
+        raise TypeError(f"{exc} (use float(loss) for a Tensor)") from None
 
 
 def _number(name, value, low, high):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    if not (math.isfinite(value) and low < value < high):
-        raise ValueError(f"{name} must be between {low} and {high} (exclusive), got {value!r}")
-    return float(value)
+    return require_number(name, value, low, None if math.isinf(high) else high, low_open=True, high_open=True)
 
 
 def _first(mask):
@@ -85,10 +79,7 @@ def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, m
     n = loss.size
     min_improvement = _number("min_improvement", min_improvement, 0.0, 1.0)
     explode_factor = _number("explode_factor", explode_factor, 1.0, math.inf)
-    if isinstance(frozen_steps, bool) or not isinstance(frozen_steps, (int, np.integer)):
-        raise TypeError(f"frozen_steps must be an int, got {type(frozen_steps).__name__} {frozen_steps!r}")
-    if frozen_steps < 1:
-        raise ValueError(f"frozen_steps must be at least 1, got {frozen_steps}")
+    frozen_steps = require_int("frozen_steps", frozen_steps, 1)
     if baseline_loss is not None:
         baseline_loss = _number("baseline_loss", baseline_loss, 0.0, math.inf)
 

@@ -8,7 +8,17 @@ lr < 2 * (1 + momentum) / (largest eigenvalue).
 
 import numpy as np
 
+from course_utils._validate import require_int, require_series, shown
 from course_utils.data import check_xy
+
+
+def _floats(name, value):
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a number or an array of numbers, got {shown(value)}")
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{name} must be a number or an array of numbers, got {shown(value)}") from None
 
 
 class LossSurface:
@@ -52,8 +62,7 @@ class LossSurface:
 
     def loss(self, w, b):
         """L(w, b) for scalars or same-shaped arrays of w and b (evaluated in closed form, no loop)."""
-        w = np.asarray(w, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
+        w, b = _floats("w", w), _floats("b", b)
         if w.shape != b.shape:
             raise ValueError(f"w and b must have the same shape, got {w.shape} and {b.shape}")
         x, y = self.x, self.y
@@ -64,10 +73,10 @@ class LossSurface:
     def grid(self, w_range, b_range, n=120):
         """Return (W, B, L) arrays of shape (n, n) over the given (lo, hi) ranges, for contour plots."""
         for name, rng in (("w_range", w_range), ("b_range", b_range)):
-            if len(rng) != 2 or not rng[0] < rng[1]:
+            rng = require_series(name, rng)
+            if len(rng) != 2 or not (np.all(np.isfinite(rng)) and rng[0] < rng[1]):
                 raise ValueError(f"{name} must be (lo, hi) with lo < hi, got {rng!r}")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-            raise ValueError(f"n must be an int >= 2, got {n!r}")
+        require_int("n", n, 2, 2000)  # 2000 x 2000 float64 grids are 32 MB each: beyond that, a MemoryError
         W, B = np.meshgrid(np.linspace(*w_range, n), np.linspace(*b_range, n))
         return W, B, self.loss(W, B)
 
@@ -81,7 +90,7 @@ def steps_to_converge(trajectory, optimum, tol=0.01):
 
     ``trajectory`` has one row (w, b) per step, starting with the initial point (row 0).
     """
-    path = np.asarray(trajectory, dtype=np.float64)
+    path = require_series("trajectory", trajectory, ndim=None, allow_empty=True)
     if path.ndim != 2 or path.shape[1] != 2 or len(path) == 0:
         raise ValueError(f"trajectory must have shape (steps + 1, 2), got {path.shape}")
     with np.errstate(invalid="ignore"):

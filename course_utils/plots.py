@@ -2,12 +2,15 @@
 
 import numpy as np
 
+from course_utils._validate import require_series, shown
+
 
 def _as_series(name, values, allow_nonfinite=False):
-    arr = np.asarray(values, dtype=np.float64) if not isinstance(values, str) else None
-    if arr is None or arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers, "
-                         f"got {np.shape(values) if arr is not None else type(values).__name__}")
+    if isinstance(values, str):
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers, got str")
+    arr = require_series(name, values, ndim=None, allow_empty=True)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers, got shape {arr.shape}")
     if not allow_nonfinite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or inf")
     return arr
@@ -49,8 +52,9 @@ def plot_trajectory(ws, bs, target=(2.0, 0.0), ax=None, label=None, title="Param
     b = _as_series("bs", bs)
     if w.size != b.size:
         raise ValueError(f"ws and bs must have the same length, got {w.size} and {b.size}")
-    if len(target) != 2 or not np.all(np.isfinite(np.asarray(target, dtype=float))):
-        raise ValueError(f"target must be a finite pair (w, b), got {target!r}")
+    pair = require_series("target", target, ndim=None)
+    if pair.shape != (2,) or not np.all(np.isfinite(pair)):
+        raise ValueError(f"target must be a finite pair (w, b), got {shown(target)}")
     ax = _axes(ax)
     line, = ax.plot(w, b, marker=".", markersize=3, label=label)
     ax.plot(w[0], b[0], "o", color=line.get_color(), fillstyle="none")

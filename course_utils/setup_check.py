@@ -19,11 +19,17 @@ _PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;#]+)")
 
 def read_pins(path=REQUIREMENTS):
     """Return {package: version} for every ``name==version`` line of a requirements file."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be the path of a requirements file (str or Path), got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no requirements file at {path}; run the check from a clone of the course")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a text file (not UTF-8): give a requirements file") from None
     pins = {}
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         match = _PIN.match(line.strip())
         if match:
             pins[match.group(1)] = match.group(2)
@@ -34,7 +40,10 @@ def read_pins(path=REQUIREMENTS):
 
 def check_python(version_info=None):
     """Return a problem message, or None when the Python version is supported."""
-    major, minor = tuple(version_info or sys.version_info)[:2]
+    version = tuple(version_info or sys.version_info)[:2] if not isinstance(version_info, (str, int)) else ()
+    if len(version) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in version):
+        raise TypeError(f"version_info must be like sys.version_info, (major, minor, ...), got {version_info!r:.60}")
+    major, minor = version
     (lo_major, lo_minor), (hi_major, hi_minor) = SUPPORTED_PYTHON
     if (major, minor) < (lo_major, lo_minor) or (major, minor) > (hi_major, hi_minor):
         return (f"Python {major}.{minor} is not supported by MindSpore 2.10: use Python 3.9 to 3.11 "
@@ -44,6 +53,9 @@ def check_python(version_info=None):
 
 def check_packages(pins, installed=None):
     """Compare pins with installed versions. Returns (rows, problems); rows are (name, pinned, installed)."""
+    for arg, value in (("pins", pins), ("installed", installed)):
+        if value is not None and not isinstance(value, dict):
+            raise TypeError(f"{arg} must be a dict {{package: version}}, got {type(value).__name__}")
     rows, problems = [], []
     for name, pinned in pins.items():
         if installed is None:

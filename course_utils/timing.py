@@ -9,6 +9,10 @@ import time
 
 import numpy as np
 
+from course_utils._validate import require_int
+
+MAX_REPEAT = 1_000_000
+
 
 def _fetch(result):
     """Wait for a result: fetch a Tensor (anything with ``.asnumpy()``), or each one in a tuple/list."""
@@ -27,10 +31,7 @@ def time_calls(fn, *args, repeat):
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable (a train step, a jit function), got {type(fn).__name__}")
-    if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)):
-        raise TypeError(f"repeat must be an int (number of calls), got {type(repeat).__name__} {repeat!r}")
-    if repeat < 1:
-        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    repeat = require_int("repeat (number of calls)", repeat, 1, MAX_REPEAT)
     seconds = np.empty(int(repeat), dtype=np.float64)
     for i in range(int(repeat)):
         start = time.perf_counter()

@@ -2,7 +2,10 @@
 # when it is missing or older than requirements.txt / pyproject.toml.
 #   make lab      open the course in JupyterLab (127.0.0.1, with a token)
 #   make app      the learning-rate lab alone, as a classroom app (Voila on 127.0.0.1, with a token)
-#   make test     the whole test suite: lint, unit tests, strict nbval over every notebook
+#   make test     the whole test suite: lint, unit tests, every notebook under strict nbval (student copy and a
+#                 second Run All in one kernel), the browser tests, real msrun jobs; 2 workers (JOBS=2)
+#   make test-quick  lint, unit and hygiene tests only (no notebook, browser or msrun): the edit loop
+#   make durations   re-measure each test file's time into tests/durations.json (the suite's scheduling order)
 #   make check    the setup check for workshop attendees
 #   make execute  re-run the notebooks and store their outputs deterministically (NB=notebooks/03_*.ipynb for one)
 #   make student  the student edition (solutions removed, outputs cleared) in student/
@@ -18,7 +21,9 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 export GLOG_v := 3
 
-.PHONY: venv lab app test check execute student clean-venv browser
+JOBS   ?= 2
+
+.PHONY: venv lab app test test-quick durations check execute student clean-venv browser
 
 venv: $(STAMP)
 
@@ -43,8 +48,15 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@chromium --version 2>/dev/null
 
+# Whole files go to a worker (a notebook's cells share one kernel; a browser or launcher module shares servers).
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+
+test-quick: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests -m "not browser and not msrun"
+
+durations: $(STAMP)
+	COURSE_WRITE_DURATIONS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadfile
 
 check: $(STAMP)
 	$(BIN)/python -m course_utils.setup_check

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+from course_utils._validate import require_int, require_series
 from course_utils.lab_figure import COLORS, LabFigure
 from course_utils.lab_trainers import OPTIMIZERS, Run, check_settings
 from course_utils.landscape import LossSurface, steps_to_converge
@@ -137,10 +138,12 @@ class LearningRateLab:
         if not LR_RANGE[0] <= lr <= LR_RANGE[1] or not STEPS_RANGE[0] <= steps <= STEPS_RANGE[1] or steps % 10:
             raise ValueError(f"lr must be in {LR_RANGE} and steps a multiple of 10 in {STEPS_RANGE}, "
                              f"got lr={lr!r}, steps={steps!r}")
-        if isinstance(max_tries, bool) or not isinstance(max_tries, int) or not 2 <= max_tries <= 200:
-            raise ValueError(f"max_tries must be an int in [2, 200], got {max_tries!r}")
+        require_int("max_tries", max_tries, 2, 200)
         self.trainer = trainer
         self.surface = LossSurface(x, y)
+        start = require_series("start", start)
+        if start.shape != (2,) or not np.all(np.isfinite(start)):
+            raise ValueError(f"start must be a finite pair (w, b), got {start.tolist()}")
         self.start = (float(start[0]), float(start[1]))
         self.max_tries = max_tries
         self.tries = []

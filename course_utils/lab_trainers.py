@@ -8,10 +8,10 @@ first use (or ahead of time with ``compile``). ``NumpyTrainer`` does the same ar
 benchmark uses it as the reference for speed, the tests compare both with an independent oracle.
 """
 
-import math
 
 import numpy as np
 
+from course_utils._validate import require_choice, require_int, require_number
 from course_utils.data import check_xy
 
 OPTIMIZERS = ("SGD", "Momentum", "Adam")
@@ -47,14 +47,9 @@ class Run:
 
 def check_settings(optimizer, lr, steps):
     """Raise ValueError/TypeError unless the three settings are usable (the lab clamps before calling)."""
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
-    if isinstance(lr, bool) or not isinstance(lr, (int, float, np.integer, np.floating)):
-        raise TypeError(f"lr must be a number, got {type(lr).__name__}")
-    if not (math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or not 1 <= steps <= MAX_STEPS:
-        raise ValueError(f"steps must be an int in [1, {MAX_STEPS}], got {steps!r}")
+    require_choice("optimizer", optimizer, OPTIMIZERS)
+    require_number("lr", lr, 0, low_open=True)
+    require_int("steps", steps, 1, MAX_STEPS)
 
 
 class NumpyTrainer:
@@ -118,8 +113,7 @@ class MindSporeTrainer:
 
     def __init__(self, x, y, chunk=50):
         check_xy(x, y)
-        if isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 <= chunk <= 200:
-            raise ValueError(f"chunk must be an int in [1, 200], got {chunk!r}")
+        require_int("chunk", chunk, 1, 200)
         import mindspore as ms
 
         self._ms = ms

@@ -3,9 +3,12 @@
 nbval proves that the kernels run; these tests drive headless Chromium (Debian's ``chromium``, through the
 PyPI ``playwright`` package with ``executable_path``; never a browser that playwright downloads):
 
-- every notebook, opened in JupyterLab (a temporary copy of notebooks/), runs with Run > Run All Cells and
-  shows no error output (except in cells tagged ``raises-exception``), no broken widget and no browser
-  console error;
+- every notebook whose front end matters (it makes widgets, progress bars or live plots: FRONTEND_CODE finds
+  them in its code) runs in JupyterLab (a temporary copy of notebooks/) with Run > Run All Cells and shows no
+  error output (except in cells tagged ``raises-exception``), no broken widget and no browser console error;
+- every other notebook is opened in JupyterLab and its stored outputs (stock text, images and errors; nbval
+  has run their code twice already) all render, with no console error; FRONTEND_CODE decides which is which,
+  so a new notebook that makes a widget is run in the browser without anyone updating a list;
 - in the learning-rate lab (notebook 04 in JupyterLab, and the app of ``make app`` in Voila) a learner
   drags the learning-rate slider, presses keys on it and switches the optimizer: after each move the
   kernel settles, the figure's PNG changes and the status line says what happened (DIVERGED in red for a
@@ -39,6 +42,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 LAB_NOTEBOOK = "04_learning_rate_lab.ipynb"
+# Code whose output needs the browser's front end (widgets, display updates, notebook progress bars).
+FRONTEND_CODE = re.compile(r"ipywidgets|tqdm|ProgressBar\(|LiveLossPlot|learning_rate_lab\(|display\(|"
+                           r"update_display|clear_output|%matplotlib widget")
 CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync"]
@@ -49,6 +55,8 @@ SETTLE_TIMEOUT = 240  # one widget interaction: MindSpore may compile an optimiz
 RUN_MARK = "COURSE_BROWSER_RUN"  # env var given to servers (so to kernels) and to Chromium, to find leftovers
 LAB_OVERRIDES = {  # JupyterLab settings for the test run: no news pop-up, no requests to the internet
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    # Render every cell, not only those in view (JupyterLab 4's default windowing), so outputs can be counted.
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
 }
 # Console errors that say nothing about the course, each as (regex, why it is harmless). None is needed with
 # JupyterLab 4.6.6 and Voila 0.5.13: the one error seen (Voila loading jupytext's JupyterLab extension) is
@@ -414,7 +422,23 @@ def _shutdown_kernels(lab):
         _api(lab["base"], lab["token"], f"/api/sessions/{session['id']}", method="DELETE")
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def _needs_front_end(path):
+    nb = json.loads(path.read_text())
+    return any(FRONTEND_CODE.search("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "code")
+
+
+FRONTEND = [p for p in NOTEBOOKS if _needs_front_end(p)]
+STOCK = [p for p in NOTEBOOKS if p not in FRONTEND]
+
+
+def test_the_split_is_sensible():
+    """The lab and the Model API's progress bar and live plot are run in the browser; the split is by code."""
+    names = [p.name for p in FRONTEND]
+    assert LAB_NOTEBOOK in names and any(n.startswith("07_") for n in names), names
+    assert STOCK and all("learning_rate_lab(" not in p.read_text() for p in STOCK)
+
+
+@pytest.mark.parametrize("notebook", FRONTEND, ids=[p.name for p in FRONTEND])
 def test_notebook_runs_in_jupyterlab(notebook, jupyterlab, page, artifacts):
     name = notebook.name
     started = time.monotonic()
@@ -448,6 +472,45 @@ def test_notebook_runs_in_jupyterlab(notebook, jupyterlab, page, artifacts):
     except BaseException:
         _screenshot_on_failure(page, artifacts / f"lab-{notebook.stem}-failed.png")
         print(f"\nend of the JupyterLab log:\n{jupyterlab['server'].log()}")
+        raise
+    finally:
+        _shutdown_kernels(jupyterlab)
+
+
+RENDERED_JS = """(path) => {
+  const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  const outputs = panel.content.node.querySelectorAll('.jp-OutputArea-output');
+  return {rendered: outputs.length,
+          images: panel.content.node.querySelectorAll('.jp-OutputArea-output img').length,
+          broken: Array.from(outputs).filter(o => /Error displaying|Could not render/.test(o.innerText)).length};
+}"""
+
+
+@pytest.mark.parametrize("notebook", STOCK, ids=[p.name for p in STOCK])
+def test_stored_outputs_render_in_jupyterlab(notebook, jupyterlab, page, artifacts):
+    """Open the notebook as a learner does and see every stored output rendered (its code runs under nbval)."""
+    name = notebook.name
+    stored = json.loads(notebook.read_text())
+    outputs = [o for c in stored["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    images = sum("image/png" in o.get("data", {}) for o in outputs)
+    started = time.monotonic()
+    try:
+        _open_in_lab(page, jupyterlab, name)
+        seen = _poll(f"the {len(outputs)} stored outputs of {name} to render",
+                     lambda: (lambda r: r if r["rendered"] >= len(outputs) and r["images"] >= images else None)(
+                         page.evaluate(RENDERED_JS, name)), START_TIMEOUT)
+        TIMINGS[name] = round(time.monotonic() - started, 1)
+        page.screenshot(path=artifacts / f"lab-{notebook.stem}.png")
+        problems = []
+        if (seen["rendered"], seen["images"]) != (len(outputs), images):
+            problems.append(f"rendered {seen['rendered']} outputs and {seen['images']} images, "
+                            f"stored {len(outputs)} and {images}")
+        if seen["broken"]:
+            problems.append(f"{seen['broken']} output(s) failed to render")
+        problems += page.watch.problems()
+        assert not problems, f"{name} in JupyterLab:\n" + "\n".join(problems)
+    except BaseException:
+        _screenshot_on_failure(page, artifacts / f"lab-{notebook.stem}-failed.png")
         raise
     finally:
         _shutdown_kernels(jupyterlab)

@@ -195,7 +195,8 @@ def test_a_new_learning_rate_does_not_recompile(ms_trainer):
 def test_trainers_reject_bad_settings(ms_trainer):
     for bad, error in ((dict(optimizer="RMSProp"), ValueError), (dict(lr=0.0), ValueError),
                        (dict(lr=float("nan")), ValueError), (dict(lr="0.1"), TypeError),
-                       (dict(steps=0), ValueError), (dict(steps=10**6), ValueError), (dict(steps=2.5), ValueError)):
+                       (dict(steps=0), ValueError), (dict(steps=10**6), ValueError), (dict(steps=2.5), TypeError),
+                       (dict(lr=10**400), ValueError), (dict(optimizer=None), ValueError)):
         kwargs = {"optimizer": "SGD", "lr": 0.1, "steps": 10, **bad}
         for trainer in (ms_trainer, NumpyTrainer(X, Y)):
             with pytest.raises(error):

@@ -1,0 +1,204 @@
+"""How pytest runs the course's notebooks, and what the whole suite reports at the end.
+
+Each lesson notebook (notebooks/NN_*.ipynb) is run by nbval in ONE fresh kernel, in two passes:
+
+1. the student copy: every code cell except the reference solutions (cells tagged ``solution``), in a fresh
+   kernel. Each cell's output is compared strictly with the stored output of the same cell, except that an
+   exercise cell must say "not attempted" (the learner has not written anything yet);
+2. the full notebook again, in the same kernel (a learner's second "Run All"), every output compared.
+
+So one kernel proves what used to take two (strict nbval in a fresh kernel, then a separate student-copy +
+second-run kernel): the student edition runs and shows the stored outputs, no later cell depends on a
+hidden solution (its output would differ), and a second Run All works and shows the same outputs. Items are
+named ``Cell N (student)`` and ``Cell N``; N is nbval's code-cell index in the stored notebook.
+
+Other notebooks (the classroom app) get nbval's usual single pass. With pytest-xdist use ``--dist loadfile``:
+a notebook's cells share one kernel, so they must stay on one worker.
+
+At the end the suite prints each notebook's execution time and fails when a notebook executed no cell or
+finished implausibly fast (a notebook that "ran" in no time checked nothing).
+"""
+
+import copy
+import json
+import os
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbval.plugin import IPyNbCell, IPyNbFile, find_comment_markers, find_metadata_tags
+
+ROOT = Path(__file__).resolve().parent
+LESSONS = ROOT / "notebooks"
+DURATIONS = ROOT / "tests" / "durations.json"  # written by `make durations`
+SOLUTION, EXERCISE = "solution", "exercise"
+NOT_ATTEMPTED = "not attempted"
+# A lesson imports MindSpore and trains something: none of them can run in less than this.
+MIN_NOTEBOOK_SECONDS = float(os.environ.get("COURSE_MIN_NOTEBOOK_SECONDS", "1.0"))
+
+
+def _tags(cell):
+    return cell.metadata.get("tags", [])
+
+
+def _options(cell, compare):
+    """nbval's per-cell options (from tags and comment markers), as nbval's own collector computes them."""
+    options = defaultdict(bool, find_metadata_tags(cell.metadata))
+    options.update(dict(find_comment_markers(cell.source)))
+    options.setdefault("check", compare)
+    return options
+
+
+class StudentExerciseCell(IPyNbCell):
+    """An exercise cell in the student pass: it runs, and must say "not attempted" (its stored output is the
+    reference solution's verdict, so it is not compared)."""
+
+    def runtest(self):
+        super().runtest()
+        text = "".join(o.get("text", "") for o in self.test_outputs or [] if o.get("output_type") == "stream")
+        if NOT_ATTEMPTED not in text:
+            self.raise_cell_error(f"the student copy's exercise cell should say {NOT_ATTEMPTED!r}",
+                                  f"it printed: {text!r}")
+
+
+class TwoPassNotebook(IPyNbFile):
+    """A lesson notebook: the student copy, then the full notebook, in one kernel (see the module docstring)."""
+
+    def collect(self):
+        self.nb = nbformat.read(str(self.fspath), as_version=4)
+        code = [c for c in self.nb.cells if c.cell_type == "code"]
+        compare = self.compare_outputs
+        for num, cell in enumerate(code):
+            if SOLUTION in _tags(cell):
+                continue
+            options = _options(cell, compare)
+            kind = IPyNbCell
+            if EXERCISE in _tags(cell):
+                kind, options["check"] = StudentExerciseCell, False
+            # A copy per pass: nbval's coalesce_streams() merges the reference's stream outputs in place.
+            yield kind.from_parent(self, name=f"Cell {num} (student)", cell_num=num, cell=copy.deepcopy(cell),
+                                   options=options)
+        for num, cell in enumerate(code):
+            yield IPyNbCell.from_parent(self, name=f"Cell {num}", cell_num=num, cell=copy.deepcopy(cell),
+                                        options=_options(cell, compare))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collect_file(file_path, parent):
+    """Replace nbval's collector by the two-pass one for the lesson notebooks."""
+    collectors = yield
+    out = []
+    for collector in collectors or []:
+        if type(collector) is IPyNbFile and file_path.parent == LESSONS and file_path.name[:2].isdigit():
+            collector = TwoPassNotebook.from_parent(parent, path=file_path)
+        out.append(collector)
+    return out
+
+
+def _duration_key():
+    """A test file's measured seconds (tests/durations.json), longest first; unknown files count as 30 s."""
+    try:
+        known = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        known = {}
+    return lambda item: -known.get(item.nodeid.split("::", 1)[0], 30.0)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark notebook cells, browser and msrun tests; put the longest files first.
+
+    With ``-n 2 --dist loadfile`` each worker takes whole files in collection order, so the longest go
+    first (longest-processing-time-first scheduling) and the short unit tests fill the gaps at the end.
+    """
+    for item in items:
+        if isinstance(item, IPyNbCell):
+            item.add_marker(pytest.mark.notebook)
+        elif item.nodeid.startswith("tests/test_browser.py"):
+            item.add_marker(pytest.mark.browser)
+        elif "no_leftovers" in getattr(item, "fixturenames", ()):  # tests/test_launcher.py: real msrun jobs
+            item.add_marker(pytest.mark.msrun)
+    items.sort(key=_duration_key())  # stable: a file's items keep their order
+
+
+# ---- per-notebook timing and the "ran in no time" guard (in the controller when run with xdist) --------------
+_NB_SECONDS = defaultdict(float)
+_NB_RUN = defaultdict(int)
+_NB_ITEMS = defaultdict(int)
+_FILE_SECONDS = defaultdict(float)
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] += report.duration
+    if not path.endswith(".ipynb"):
+        return
+    _NB_SECONDS[path] += report.duration
+    if report.when == "call":
+        _NB_ITEMS[path] += 1
+        if report.outcome != "skipped":
+            _NB_RUN[path] += 1
+
+
+def _suspicious_notebooks():
+    return [f"{p}: {_NB_RUN[p]} of {_NB_ITEMS[p]} cells run in {_NB_SECONDS[p]:.2f} s"
+            for p in sorted(_NB_ITEMS) if _NB_RUN[p] == 0 or _NB_SECONDS[p] < MIN_NOTEBOOK_SECONDS]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not _NB_ITEMS:
+        return
+    tr = terminalreporter
+    tr.section("notebook execution time (slowest first)")
+    for path, seconds in sorted(_NB_SECONDS.items(), key=lambda kv: -kv[1]):
+        tr.write_line(f"{seconds:7.1f} s  {_NB_RUN[path]:4d}/{_NB_ITEMS[path]:<4d} cells run  {path}")
+    tr.write_line(f"{sum(_NB_SECONDS.values()):7.1f} s  in all (summed over workers)")
+    suspicious = _suspicious_notebooks()
+    if suspicious:
+        tr.write_line(f"ERROR: notebooks that executed no cell or took under {MIN_NOTEBOOK_SECONDS} s "
+                      "(a notebook that runs in no time checks nothing):", red=True)
+        for line in suspicious:
+            tr.write_line(f"  {line}", red=True)
+
+
+# ---- the repository stays clean ------------------------------------------------------------------------------
+def _untracked():
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored=no"],
+                         cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:  # not a git checkout (e.g. an unpacked archive): nothing to compare
+        return None
+    return {line[3:] for line in out.stdout.splitlines() if line.startswith("??")}
+
+
+def _is_xdist_worker(config):
+    return hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session):
+    if not _is_xdist_worker(session.config):
+        session.config._untracked_before = _untracked()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run if tests or notebooks wrote files into the repository, or a notebook checked nothing."""
+    config = session.config
+    if _is_xdist_worker(config):
+        return
+    if _suspicious_notebooks():
+        session.exitstatus = 1
+    if os.environ.get("COURSE_WRITE_DURATIONS") == "1" and exitstatus == 0:  # `make durations`
+        DURATIONS.write_text(json.dumps({k: round(v, 1) for k, v in sorted(_FILE_SECONDS.items())}, indent=1) + "\n")
+    if os.environ.get("COURSE_SKIP_CLEAN_CHECK") == "1":  # several people testing in one checkout
+        return
+    before = getattr(config, "_untracked_before", None)
+    after = _untracked()
+    if before is None or after is None:
+        return
+    new = sorted(after - before)
+    if new:
+        print("\nERROR: the test run wrote files into the repository (use a temporary directory):")
+        for name in new:
+            print(f"  {name}")
+        session.exitstatus = 1

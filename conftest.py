@@ -15,8 +15,8 @@ named ``Cell N (student)`` and ``Cell N``; N is nbval's code-cell index in the s
 Other notebooks (the classroom app) get nbval's usual single pass. With pytest-xdist use ``--dist loadfile``:
 a notebook's cells share one kernel, so they must stay on one worker.
 
-At the end the suite prints each notebook's execution time and fails when a notebook executed no cell or
-finished implausibly fast (a notebook that "ran" in no time checked nothing).
+At the end the suite prints each notebook's execution time and fails when a notebook checked no cell (e.g. it
+was saved unexecuted: nbval compares nothing then) or ran implausibly fast (COURSE_MIN_NOTEBOOK_SECONDS).
 """
 
 import copy
@@ -37,6 +37,18 @@ SOLUTION, EXERCISE = "solution", "exercise"
 NOT_ATTEMPTED = "not attempted"
 # A lesson imports MindSpore and trains something: none of them can run in less than this.
 MIN_NOTEBOOK_SECONDS = float(os.environ.get("COURSE_MIN_NOTEBOOK_SECONDS", "1.0"))
+
+
+MARKERS = [
+    "notebook: a cell of a notebook executed by nbval (set by conftest.py)",
+    "browser: drives JupyterLab or Voila in headless Chromium (tests/test_browser.py)",
+    "msrun: launches real msrun jobs (tests/test_launcher.py, the tests using no_leftovers)",
+]
+
+
+def pytest_configure(config):
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
 
 
 def _tags(cell):
@@ -115,6 +127,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if isinstance(item, IPyNbCell):
             item.add_marker(pytest.mark.notebook)
+            compared = (bool(item.options["check"]) and not item.options["skip"]
+                        and item.cell.execution_count is not None)  # nbval compares no cell stored unexecuted
+            item.user_properties.append(("compared", compared or isinstance(item, StudentExerciseCell)))
         elif item.nodeid.startswith("tests/test_browser.py"):
             item.add_marker(pytest.mark.browser)
         elif "no_leftovers" in getattr(item, "fixturenames", ()):  # tests/test_launcher.py: real msrun jobs
@@ -123,8 +138,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 # ---- per-notebook timing and the "ran in no time" guard (in the controller when run with xdist) --------------
-_NB_SECONDS = defaultdict(float)
-_NB_RUN = defaultdict(int)
+_NB_SECONDS = defaultdict(float)  # the cells' execution time (kernel start-up not included)
+_NB_RUN = defaultdict(int)  # cells whose output was checked (compared, or "not attempted" in an exercise)
 _NB_ITEMS = defaultdict(int)
 _FILE_SECONDS = defaultdict(float)
 
@@ -132,17 +147,16 @@ _FILE_SECONDS = defaultdict(float)
 def pytest_runtest_logreport(report):
     path = report.nodeid.split("::", 1)[0]
     _FILE_SECONDS[path] += report.duration
-    if not path.endswith(".ipynb"):
+    if not path.endswith(".ipynb") or report.when != "call":
         return
     _NB_SECONDS[path] += report.duration
-    if report.when == "call":
-        _NB_ITEMS[path] += 1
-        if report.outcome != "skipped":
-            _NB_RUN[path] += 1
+    _NB_ITEMS[path] += 1
+    if report.outcome != "skipped" and dict(report.user_properties).get("compared"):
+        _NB_RUN[path] += 1
 
 
 def _suspicious_notebooks():
-    return [f"{p}: {_NB_RUN[p]} of {_NB_ITEMS[p]} cells run in {_NB_SECONDS[p]:.2f} s"
+    return [f"{p}: {_NB_RUN[p]} of {_NB_ITEMS[p]} cells checked, in {_NB_SECONDS[p]:.2f} s"
             for p in sorted(_NB_ITEMS) if _NB_RUN[p] == 0 or _NB_SECONDS[p] < MIN_NOTEBOOK_SECONDS]
 
 
@@ -152,11 +166,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tr = terminalreporter
     tr.section("notebook execution time (slowest first)")
     for path, seconds in sorted(_NB_SECONDS.items(), key=lambda kv: -kv[1]):
-        tr.write_line(f"{seconds:7.1f} s  {_NB_RUN[path]:4d}/{_NB_ITEMS[path]:<4d} cells run  {path}")
+        tr.write_line(f"{seconds:7.1f} s  {_NB_RUN[path]:4d}/{_NB_ITEMS[path]:<4d} cells checked  {path}")
     tr.write_line(f"{sum(_NB_SECONDS.values()):7.1f} s  in all (summed over workers)")
     suspicious = _suspicious_notebooks()
     if suspicious:
-        tr.write_line(f"ERROR: notebooks that executed no cell or took under {MIN_NOTEBOOK_SECONDS} s "
+        tr.write_line(f"ERROR: notebooks that checked no cell or ran in under {MIN_NOTEBOOK_SECONDS} s "
                       "(a notebook that runs in no time checks nothing):", red=True)
         for line in suspicious:
             tr.write_line(f"  {line}", red=True)

@@ -202,8 +202,13 @@ def test_progress_bar_kinds_and_arguments():
 def test_callbacks_are_accepted_by_fit():
     """fit refuses callbacks that define 1.x methods (epoch_end, step_end, begin...): ours use the 2.x hooks."""
     _, model = zero_model(metrics={"mse"})
-    model.fit(1, dataset(), dataset(batch_size=100), callbacks=[HistoryRecorder(), LiveLossPlot(live=False),
-                                                                ProgressBar(kind="text", file=io.StringIO())])
+    recorder, plot, out = HistoryRecorder(), LiveLossPlot(live=False), io.StringIO()
+    model.fit(1, dataset(), dataset(batch_size=100), callbacks=[recorder, plot, ProgressBar(kind="text", file=out)])
+    steps = len(recorder.step_losses)
+    assert steps >= 1 and np.all(np.isfinite(recorder.step_losses)) and len(recorder.epoch_losses) == 1
+    assert len(recorder.eval_results) == 1 and "mse" in recorder.eval_results[0], recorder.eval_results
+    assert plot.step_losses == recorder.step_losses and len(plot.val_losses) == 1 and plot.redraws == 1
+    assert f"{steps}/{steps}" in out.getvalue() and "val_loss" in out.getvalue(), out.getvalue()
 
 
 @pytest.mark.parametrize("make", [lambda: LiveLossPlot(live=False, monitor="nope"),

@@ -104,7 +104,7 @@ def test_stop_below_accepts_the_reference():
 
 @pytest.mark.parametrize("wrong, text", [
     (StopOnLastStep, "last step"),
-    (StopOnAnyStep, "epoch"),  # its first step below a threshold is also the last step of an epoch here
+    (StopOnAnyStep, "last step drops below it: average all the epoch's steps"),  # stops one epoch early here
     (StopAfterThreeSteps, "middle of epoch 1"),
     (NeverStops, "never stopped"),
     (OldStyleStop, "1.x method"),

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from course_utils import setup_check
@@ -69,12 +70,8 @@ def test_setup_check_rejects_unsupported_python():
 def test_read_pins_errors_are_clear(tmp_path):
     empty = tmp_path / "r.txt"
     empty.write_text("# nothing\nnumpy>=1\n")
-    try:
+    with pytest.raises(ValueError, match="no 'name==version' lines"):
         setup_check.read_pins(empty)
-    except ValueError as exc:
-        assert "no 'name==version' lines" in str(exc)
-    else:
-        raise AssertionError("read_pins accepted a file without pins")
 
 
 def test_setup_check_command_says_ready():

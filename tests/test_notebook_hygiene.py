@@ -41,8 +41,12 @@ def stored_nb(request):
     return nbformat.read(request.param, as_version=4)
 
 
-def test_there_are_notebooks():
-    assert len(NOTEBOOKS) >= 4, f"expected the course notebooks under notebooks/, found {NOTEBOOKS}"
+def test_the_notebooks_are_the_course_map():
+    """Numbered 00, 01, ... without gaps or duplicates, and exactly the notebooks the README's course map links."""
+    numbers = [p.name[:2] for p in NOTEBOOKS]
+    assert numbers == [f"{i:02d}" for i in range(len(NOTEBOOKS))] and len(NOTEBOOKS) >= 13, numbers
+    linked = set(re.findall(r"\(notebooks/(\d\d_[\w.-]+\.ipynb)\)", (ROOT / "README.md").read_text()))
+    assert linked == {p.name for p in NOTEBOOKS}, f"README links {sorted(linked)}"
 
 
 def test_every_code_cell_was_executed_in_order(stored_nb):

@@ -39,6 +39,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from course_utils import procs
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 LAB_NOTEBOOK = "04_learning_rate_lab.ipynb"
@@ -66,65 +68,14 @@ TIMINGS = {}
 
 
 # ---- processes ------------------------------------------------------------------------------------------
-def _proc_table():
-    """{pid: ppid} of every process (Linux /proc)."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:  # it ended meanwhile
-                continue
-            table[int(entry)] = int(stat[stat.rfind(")") + 2:].split()[1])
-    return table
-
-
-def _descendants(pid):
-    table, found, todo = _proc_table(), set(), [pid]
-    while todo:
-        parent = todo.pop()
-        children = [p for p, pp in table.items() if pp == parent and p not in found]
-        found.update(children)
-        todo += children
-    return found
-
-
 def _marked(mark):
     """Processes whose environment carries ``mark`` (servers, their kernels and anything those started,
     even if they were re-parented, and Chromium)."""
-    needle = f"{RUN_MARK}={mark}".encode() + b"\0"
-    found = set()
-    for pid in _proc_table():
-        try:
-            if needle in Path(f"/proc/{pid}/environ").read_bytes() + b"\0":
-                found.add(pid)
-        except OSError:
-            continue
-    return found - {os.getpid()}
-
-
-def _kill(pids, sig):
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1][:1] != "Z"  # a zombie has ended
-    except OSError:
-        return False
+    return set(procs.marked(RUN_MARK, mark))
 
 
 def _kill_and_wait(pids, grace=15):
-    _kill(pids, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    _kill([p for p in pids if _alive(p)], signal.SIGKILL)
+    procs.stop(pids, grace=grace)
 
 
 class Server:
@@ -199,7 +150,7 @@ def _unavailable(reason):
 def run_mark():
     """The run's marker; after every fixture of this module is torn down, checks that no process is left."""
     mark = uuid.uuid4().hex
-    before = _descendants(os.getpid())
+    before = procs.descendants(os.getpid())
 
     def terminated(signum, frame):  # e.g. a CI time limit: unwind, so that every fixture stops what it started
         raise KeyboardInterrupt(f"signal {signum}")
@@ -210,8 +161,8 @@ def run_mark():
         signal.signal(signal.SIGTERM, previous)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        left_marked = {p for p in _marked(mark) if _alive(p)}
-        left_children = {p for p in _descendants(os.getpid()) - before if _alive(p)}
+        left_marked = {p for p in _marked(mark) if procs.alive(p)}
+        left_children = {p for p in procs.descendants(os.getpid()) - before if procs.alive(p)}
         if not left_marked and not left_children:
             break
         time.sleep(0.5)

@@ -19,6 +19,7 @@ def shown(value, with_type=True):
         text = repr(value)
     except Exception:  # a broken __repr__, or an int too long for str() (Python 3.11 limits it)
         text = "<unprintable>"
+    text = " ".join(text.split())  # one line: a numpy array's repr spans several
     if len(text) > _SHOWN:
         text = text[:_SHOWN - 3] + "..."
     return f"{type(value).__name__} {text}" if with_type else text

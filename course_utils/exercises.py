@@ -42,6 +42,8 @@ def as_array(value, what):
         return None, f"{what} must be a number or an array, got {shown(value)}"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.ndarray, np.generic)):
         return None, f"{what} must be a number, got {shown(value)}"
+    if isinstance(value, int) and not -2**63 <= value < 2**64:  # beyond int64: numpy keeps it as an object
+        return None, f"{what} must be a finite number, got an int too large for a float: {shown(value)}"
     arr = np.asarray(value)
     if arr.dtype.kind not in "iuf":
         kind = "numbers that fit a float64" if arr.dtype == object else f"real numbers, not {arr.dtype}"

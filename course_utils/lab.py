@@ -97,7 +97,8 @@ def describe_run(run, surface, tol=TOLERANCE):
 def _zigzags(path, surface):
     """True when the distance to the optimum along the steep direction flips sign on most steps."""
     steep = surface.eigenvectors[:, -1]
-    along = (path - np.asarray(surface.optimum)) @ steep
+    with np.errstate(all="ignore"):  # an overflowing path: NaN and inf compare as no flip
+        along = (path - np.asarray(surface.optimum)) @ steep
     along = along[np.abs(along) > 1e-3]  # ignore the flips of a converged run's rounding noise
     return along.size > 5 and np.mean(np.sign(along[1:]) != np.sign(along[:-1])) > 0.5
 

@@ -12,6 +12,8 @@ import io
 
 import numpy as np
 
+from course_utils._validate import require_series
+
 LOSS_LIMITS = (1e-5, 1e5)
 PATH_WINDOW = ((-1.0, 4.0), (-2.0, 3.0))  # (w range, b range) around the optimum (2, 0)
 FAR = 1e4  # path coordinates are clipped to +-FAR before drawing, so overflowing runs stay drawable
@@ -23,7 +25,7 @@ def loss_segment(losses, top=LOSS_LIMITS[1]):
 
     A loss above ``top``, inf or NaN ends the line at the top edge of the panel at that step.
     """
-    losses = np.asarray(losses, dtype=np.float64)
+    losses = require_series("losses", losses, allow_empty=True)
     with np.errstate(invalid="ignore"):
         off = ~np.isfinite(losses) | (losses > top)
     if off.any():
@@ -36,7 +38,7 @@ def path_segment(path, window=PATH_WINDOW):
     """Return the (w, b) points to draw and the index of the point where the path leaves ``window`` for
     good (None if it ends inside). A path that leaves for good is drawn up to its first point outside,
     pulled in along the last segment if it is absurdly far, so the line visibly crosses the edge."""
-    path = np.asarray(path, dtype=np.float64)
+    path = require_series("path", path, ndim=None, allow_empty=True)
     if path.ndim != 2 or path.shape[1] != 2:
         raise ValueError(f"path must have one row (w, b) per point, shape (n, 2), got {path.shape}")
     finite = np.all(np.isfinite(path), axis=1)

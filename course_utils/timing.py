@@ -31,7 +31,7 @@ def time_calls(fn, *args, repeat):
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable (a train step, a jit function), got {type(fn).__name__}")
-    repeat = require_int("repeat (number of calls)", repeat, 1, MAX_REPEAT)
+    repeat = require_int("repeat", repeat, 1, MAX_REPEAT)  # the number of calls
     seconds = np.empty(int(repeat), dtype=np.float64)
     for i in range(int(repeat)):
         start = time.perf_counter()

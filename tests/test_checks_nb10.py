@@ -231,8 +231,9 @@ def test_time_calls_on_a_real_train_step():
 
 @pytest.mark.parametrize("kwargs, error, text", [
     ({"fn": "step", "repeat": 1}, TypeError, "fn must be callable"),
-    ({"fn": print, "repeat": 0}, ValueError, "at least 1"),
-    ({"fn": print, "repeat": -3}, ValueError, "at least 1"),
+    ({"fn": print, "repeat": 0}, ValueError, "repeat must be an int from 1 to"),
+    ({"fn": print, "repeat": -3}, ValueError, "repeat must be an int from 1 to"),
+    ({"fn": print, "repeat": 10**15}, ValueError, "repeat must be an int from 1 to 1000000"),
     ({"fn": print, "repeat": 2.0}, TypeError, "repeat must be an int"),
     ({"fn": print, "repeat": True}, TypeError, "repeat must be an int"),
 ])

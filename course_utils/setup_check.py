@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
-SUPPORTED_PYTHON = ((3, 9), (3, 11))  # MindSpore 2.10 wheels exist for these; the course pins 3.11
+SUPPORTED_PYTHON = ((3, 11), (3, 12))  # 3.9: no MindSpore 2.10 wheel; 3.10: no pinned matplotlib
 _PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;#]+)")
 
 
@@ -46,8 +46,9 @@ def check_python(version_info=None):
     major, minor = version
     (lo_major, lo_minor), (hi_major, hi_minor) = SUPPORTED_PYTHON
     if (major, minor) < (lo_major, lo_minor) or (major, minor) > (hi_major, hi_minor):
-        return (f"Python {major}.{minor} is not supported by MindSpore 2.10: use Python 3.9 to 3.11 "
-                f"(the course pins 3.11), e.g. `python3.11 -m venv .venv`")
+        return (f"Python {major}.{minor} is not supported by the course's pins: use Python 3.11 or 3.12 "
+                f"(MindSpore 2.10 has no wheel for 3.9 or 3.13; matplotlib 3.11 needs 3.11), "
+                f"e.g. `python3.11 -m venv .venv`")
     return None
 
 

@@ -200,10 +200,9 @@ def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if _is_xdist_worker(config):
         return
+    config._course_session = session  # its exitstatus, final after this hook, decides `make durations`
     if _suspicious_notebooks():
         session.exitstatus = 1
-    if os.environ.get("COURSE_WRITE_DURATIONS") == "1" and exitstatus == 0:  # `make durations`
-        DURATIONS.write_text(json.dumps({k: round(v, 1) for k, v in sorted(_FILE_SECONDS.items())}, indent=1) + "\n")
     if os.environ.get("COURSE_SKIP_CLEAN_CHECK") == "1":  # several people testing in one checkout
         return
     before = getattr(config, "_untracked_before", None)
@@ -216,3 +215,13 @@ def pytest_sessionfinish(session, exitstatus):
         for name in new:
             print(f"  {name}")
         session.exitstatus = 1
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """`make durations`: after a passing run, store each test file's seconds (the scheduling order)."""
+    if os.environ.get("COURSE_WRITE_DURATIONS") == "1" and not _is_xdist_worker(config) and _FILE_SECONDS:
+        session = getattr(config, "_course_session", None)
+        if session is not None and session.exitstatus == 0:
+            DURATIONS.write_text(json.dumps({k: round(v, 1) for k, v in sorted(_FILE_SECONDS.items())},
+                                            indent=1) + "\n")

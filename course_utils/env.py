@@ -7,6 +7,8 @@ import shutil
 import sys
 import tempfile
 
+from course_utils import procs
+
 _QUIET_LEVEL = "3"  # GLOG_v=3: errors only. 2 (the default) prints [WARNING] ME(pid:...) lines.
 
 
@@ -81,7 +83,7 @@ def _remove_stale_scratch_dirs(prefix):
     for name in os.listdir(root):
         match = pattern.match(name)
         path = os.path.join(root, name)
-        if not match or _process_exists(int(match.group(1))):
+        if not match or procs.exists(int(match.group(1))):
             continue
         try:
             if not os.path.isdir(path) or os.path.islink(path) or os.stat(path).st_uid != os.getuid():
@@ -89,13 +91,3 @@ def _remove_stale_scratch_dirs(prefix):
         except OSError:
             continue
         shutil.rmtree(path, ignore_errors=True)
-
-
-def _process_exists(pid):
-    try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. PermissionError: it exists, under another user
-        return True
-    return True

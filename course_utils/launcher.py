@@ -26,6 +26,7 @@ import time
 import uuid
 from pathlib import Path
 
+from course_utils import procs
 from course_utils._validate import require_int, require_number, shown
 
 MAX_WORKERS = 32
@@ -37,7 +38,6 @@ LAUNCH_TAG = "COURSE_LAUNCH_ID"  # every process of a launch inherits it: "<laun
 _TRACEBACK = "Traceback (most recent call last)"
 _NO_CLUSTER = "Failed to initialize distributed job cluster"
 _WORKER_FAILED = "exit with exception"  # what msrun logs when it sees a worker fail
-_HAVE_PROC = os.path.exists("/proc/self/environ")
 
 
 class LaunchError(RuntimeError):
@@ -141,54 +141,19 @@ def _environment(tag):
 
 
 def _job_processes(tag):
-    """{pid: environment} of the live processes of the launch tagged ``tag`` (read from /proc)."""
-    found = {}
-    for entry in Path("/proc").iterdir() if _HAVE_PROC else ():
-        try:
-            if entry.name.isdigit():
-                pairs = (entry / "environ").read_bytes().decode(errors="replace").split("\0")
-                env = dict(pair.split("=", 1) for pair in pairs if "=" in pair)
-                if env.get(LAUNCH_TAG) == tag:
-                    found[int(entry.name)] = env
-        except OSError:  # exited meanwhile, a zombie, or another user's
-            continue
-    return found
-
-
-def _descendants(root):
-    """PIDs of the descendants of ``root``, from ``ps`` (for systems without /proc)."""
-    out = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True, check=False).stdout
-    children = {}
-    for line in out.splitlines():
-        pid, ppid = map(int, line.split())
-        children.setdefault(ppid, []).append(pid)
-    found, todo = set(), [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
-def _alive(pid):
-    """True while ``pid`` runs; a zombie (dead, not yet reaped) does not count."""
-    try:
-        if _HAVE_PROC:
-            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
-        os.kill(pid, 0)
-        return True
-    except (OSError, IndexError):
-        return False
+    """{pid: environment} of the live processes of the launch tagged ``tag`` (workers inherit the tag)."""
+    return procs.marked(LAUNCH_TAG, tag)
 
 
 def _kill(pids):
     """SIGKILL each process and its process group (msrun puts every worker in a group of its own)."""
-    own_group = os.getpgid(0)
+    own_group = os.getpgid(0) if hasattr(os, "getpgid") else None
     for pid in pids:
         try:
-            group = os.getpgid(pid)
-            if group != own_group:
-                os.killpg(group, signal.SIGKILL)
+            if own_group is not None:
+                group = os.getpgid(pid)
+                if group != own_group:
+                    os.killpg(group, signal.SIGKILL)
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
@@ -207,7 +172,7 @@ def _stop_everything(msrun, tag, seen):
         tagged = set(_job_processes(tag))
         seen |= tagged
         _kill(tagged)
-        if not any(_alive(pid) for pid in seen):
+        if not any(procs.alive(pid) for pid in seen):
             return
         time.sleep(0.1)
 
@@ -322,8 +287,7 @@ def launch(script, num_workers=2, *, script_args=(), timeout=180, cluster_time_o
                                  stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         while msrun.poll() is None:
-            if not _HAVE_PROC:  # no /proc to find the job's processes by their tag later: note them now
-                seen |= _descendants(msrun.pid)
+            seen |= procs.descendants(msrun.pid)  # also found by their tag later, even once re-parented
             if time.monotonic() - started > timeout:
                 running = sorted({int(env["RANK_ID"]) for env in _job_processes(tag).values()
                                  if env.get("MS_ROLE") == "MS_WORKER" and env.get("RANK_ID", "").isdigit()})

@@ -8,7 +8,8 @@
 #   make durations   re-measure each test file's time into tests/durations.json (the suite's scheduling order)
 #   make check    the setup check for workshop attendees
 #   make execute  re-run the notebooks and store their outputs deterministically (NB=notebooks/03_*.ipynb for one)
-#   make student  the student edition (solutions removed, outputs cleared) in student/
+#   make student     the workshop hand-out in student/ (outputs cleared; .solution() refers to the instructor)
+#   make instructor  the instructor edition in instructor/ (each reference solution inline after its exercise)
 #   make browser  install Debian's chromium for the browser tests, if missing (root; CI runs it)
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
@@ -23,7 +24,7 @@ export GLOG_v := 3
 
 JOBS   ?= 2
 
-.PHONY: venv lab app test test-quick durations check execute student clean-venv browser
+.PHONY: venv lab app test test-quick durations check execute student instructor clean-venv browser
 
 venv: $(STAMP)
 
@@ -68,4 +69,7 @@ clean-venv:
 	rm -rf $(VENV)
 
 student: $(STAMP)
-	$(BIN)/python tools/make_student_edition.py student
+	$(BIN)/python tools/make_editions.py student
+
+instructor: $(STAMP)
+	$(BIN)/python tools/make_editions.py instructor

@@ -1,4 +1,4 @@
-"""Self-checking exercises in the spirit of Kaggle's learntools: ``check()``, ``hint()``.
+"""Self-checking exercises in the spirit of Kaggle's learntools: ``check()``, ``hint()``, ``solution()``.
 
 A learner writes ``answer = ...`` (Python's Ellipsis), replaces ``...`` with an answer and calls
 ``ex.check(answer)``. A check never raises at a learner; it prints one of three verdicts:
@@ -11,14 +11,20 @@ A learner writes ``answer = ...`` (Python's Ellipsis), replaces ``...`` with an 
 A check never accepts a non-finite number, a value of the wrong type or an array of the wrong shape.
 ``as_number`` and ``as_array`` turn what a learner's code produced into numbers, or say why they cannot.
 
-Reference solutions live in the notebook, in a hidden cell tagged ``solution`` right after the exercise.
+Hints come in steps: ``ex.hint()`` is the first (one step short of the answer), ``ex.hint(2)`` the next.
+``ex.solution()`` shows the reference solution, which lives in ``course_utils/solutions/nbNN.py`` (never in
+a notebook); in the workshop hand-out (``make student`` sets ``COURSE_EDITION=student``) it says the
+solution is with the instructor instead. A :class:`Prediction` is a multiple-choice question asked before a
+surprising cell: every option, right or wrong, comes with its own explanation.
 """
 
 import numbers
+import os
 import traceback
 
 import numpy as np
 
+from course_utils import solutions
 from course_utils._validate import shown
 
 NOT_ATTEMPTED = "not attempted"
@@ -82,25 +88,49 @@ class CheckResult:
         return f"CheckResult({self.status!r}, {self.message!r})"
 
 
-class Exercise:
-    """One exercise. ``checker(answer)`` returns None when correct, else a string saying what is wrong."""
+def _show_code(source):
+    """Highlighted code in Jupyter, plain text elsewhere."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Code, display
+    except ImportError:  # pragma: no cover - IPython comes with the course's pins
+        get_ipython = None
+    if get_ipython is not None and get_ipython() is not None:
+        display(Code(source, language="python"))
+    else:
+        print(source)
 
-    def __init__(self, name, checker, hint):
+
+def _student_edition():
+    return os.environ.get("COURSE_EDITION") == "student"
+
+
+class Exercise:
+    """One exercise. ``checker(answer)`` returns None when correct, else a string saying what is wrong.
+
+    ``hints`` is a list of hints in steps, from a nudge to nearly the answer (at least one).
+    """
+
+    kind = "Exercise"
+
+    def __init__(self, name, checker, hints):
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         if not callable(checker):
             raise TypeError(f"checker must be callable, got {type(checker).__name__}")
-        if not isinstance(hint, str) or not hint:
-            raise ValueError("hint must be a non-empty string")
+        if isinstance(hints, str) or not isinstance(hints, (list, tuple)) or not hints:
+            raise TypeError(f"hints must be a non-empty list of strings (in steps), got {shown(hints)}")
+        if not all(isinstance(h, str) and h.strip() for h in hints):
+            raise ValueError("every hint must be a non-empty string")
         self.name = name
         self._checker = checker
-        self._hint = hint
+        self.hints = tuple(hints)
 
     def evaluate(self, answer):
         """Return a CheckResult without printing; never raises."""
         if answer is ...:
             return CheckResult(NOT_ATTEMPTED, "not attempted yet: replace `...` with your answer, then run "
-                                              "the cell again. For a hint, call .hint() on the exercise.")
+                                              "the cell again. Stuck? .hint() gives a first hint.")
         if answer is None:
             return CheckResult(INCORRECT, f"incorrect: your answer is None. {NONE_HINT}")
         try:
@@ -117,10 +147,77 @@ class Exercise:
         """Print the verdict for ``answer``; returns nothing so the cell shows only the message."""
         result = self.evaluate(answer)
         mark = {NOT_ATTEMPTED: "[ ]", INCORRECT: "[x]", CORRECT: "[ok]"}[result.status]
-        print(f"{mark} Exercise {self.name}: {result.message}")
+        print(f"{mark} {self.kind} {self.name}: {result.message}")
 
-    def hint(self):
-        print(f"Hint for exercise {self.name}: {self._hint}")
+    def hint(self, step=1):
+        """Print hint number ``step`` (1 = the first); never raises."""
+        n = len(self.hints)
+        if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step <= n:
+            print(f"{self.kind} {self.name} has hints 1 to {n}: call .hint() or .hint(2), ... (got {shown(step)})")
+            return
+        more = f" (more: .hint({step + 1}))" if step < n else " (that was the last hint; .solution() shows one)"
+        print(f"Hint {step}/{n} for {self.kind.lower()} {self.name}: {self.hints[step - 1]}{more}")
+
+    def solution(self):
+        """Show the reference solution (in the workshop hand-out: say who has it)."""
+        if _student_edition():
+            print(f"The reference solution of {self.kind.lower()} {self.name} is with your instructor "
+                  "in this workshop edition: ask them, or compare with a neighbour.")
+            return
+        try:
+            source = solutions.source(self.name)
+        except (LookupError, OSError) as exc:
+            print(f"No reference solution found for {self.name}: {exc}")
+            return
+        _show_code(source)
 
     def __repr__(self):
-        return f"Exercise({self.name!r})"
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class Prediction(Exercise):
+    """A multiple-choice question asked before a surprising cell. ``options`` maps a letter to
+    ``(text, explanation)``; ``answer`` is the right letter. Every choice, right or wrong, prints its own
+    explanation: a wrong option says why it is tempting and what actually happens."""
+
+    kind = "Prediction"
+
+    def __init__(self, name, question, options, answer):
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("question must be a non-empty string")
+        if not isinstance(options, dict) or len(options) < 2:
+            raise TypeError(f"options must be a dict of at least two letters, got {shown(options)}")
+        for letter, pair in options.items():
+            if not (isinstance(letter, str) and len(letter) == 1 and letter.islower()):
+                raise ValueError(f"option keys are single lower-case letters, got {letter!r}")
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair)):
+                raise TypeError(f"option {letter!r} must be (text, explanation), got {shown(pair)}")
+        if answer not in options:
+            raise ValueError(f"answer must be one of {sorted(options)}, got {answer!r}")
+        self.question, self.options, self.answer = question, dict(options), answer
+        super().__init__(name, self._check_choice, ["Reason it through before you run the cell below; "
+                                                    "then run it and compare."])
+
+    def _check_choice(self, choice):
+        if not isinstance(choice, str) or choice.strip().lower() not in self.options:
+            return f"answer with one of the letters {', '.join(repr(k) for k in self.options)}, got {shown(choice)}"
+        letter = choice.strip().lower()
+        text, why = self.options[letter]
+        if letter != self.answer:
+            return f"({letter}) {text}: {why}"
+        self._last_explanation = why
+        return None
+
+    def evaluate(self, answer):
+        if answer is None:  # not a function's missing return here: the learner wrote None
+            return CheckResult(INCORRECT, f"incorrect: {self._check_choice(None)}")
+        result = super().evaluate(answer)
+        if result.status == CORRECT:
+            result = CheckResult(CORRECT, f"correct! {self._last_explanation}")
+        return result
+
+    def ask(self):
+        """Print the question and its options."""
+        print(f"Prediction {self.name}: {self.question}")
+        for letter, (text, _why) in self.options.items():
+            print(f"  ({letter}) {text}")

@@ -1,10 +1,12 @@
-"""conftest.py's two-pass notebook runs can fail: each pass compares, exercises must say "not attempted",
-solutions are left out of the student pass, and a notebook that checks nothing fails the run.
+"""conftest.py's two passes over a lesson can fail: each pass compares, exercises must say "not attempted",
+every reference solution must pass its check, a cell that needs a solution fails, and a notebook that checks
+nothing fails the run.
 
-Each case runs pytest (with the course's conftest.py) on a tiny notebook without MindSpore in a temporary
-directory, so it costs one kernel start.
+Each case runs pytest (with the course's conftest.py and tools/make_editions.py) on a tiny notebook without
+MindSpore in a temporary directory, with its own solutions folder: one kernel start per case.
 """
 
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -13,18 +15,44 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]
 
+SETUP = ("class _Exercise:\n"
+         "    def check(self, answer):\n"
+         "        print('[ ] not attempted' if answer is ... else '[ok] correct' if answer == 4 else '[x] incorrect')\n"
+         "\n\n"
+         "class nb01:\n"
+         "    tiny = _Exercise()\n")
+SOLUTION = "# %% 01.1 nb01.tiny\nanswer = 4\n\nnb01.tiny.check(answer)\n"
 
-def _cell(source, text=None, tags=(), count=1):
+
+def _cell(source, text=None, tags=()):
     cell = nbformat.v4.new_code_cell(source, metadata={"tags": list(tags)} if tags else {})
-    cell.execution_count = count
+    cell.execution_count = 1
     if text is not None:
         cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
     return cell
 
 
-def _lesson(pytester, cells, name="01_tiny.ipynb"):
-    """A course layout in pytester's directory: conftest.py and notebooks/NN_*.ipynb."""
+def _good_cells():
+    return [
+        _cell(SETUP),
+        _cell("answer = ...\nnb01.tiny.check(answer)", "[ ] not attempted\n", tags=["exercise"]),
+        _cell("print(2 + 2)", "4\n"),
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _course(pytester, monkeypatch):
+    """conftest.py and tools/make_editions.py as in the course; a solutions folder of the test's own."""
     pytester.makeconftest((ROOT / "conftest.py").read_text())
+    (pytester.path / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "make_editions.py", pytester.path / "tools")
+    (pytester.path / "solutions").mkdir()
+    (pytester.path / "solutions" / "nb01.py").write_text(SOLUTION)
+    monkeypatch.setenv("COURSE_SOLUTIONS_DIR", str(pytester.path / "solutions"))
+    monkeypatch.setenv("COURSE_MIN_NOTEBOOK_SECONDS", "0")
+
+
+def _lesson(pytester, cells, name="01_tiny.ipynb"):
     (pytester.path / "notebooks").mkdir(exist_ok=True)
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -37,61 +65,55 @@ def _lesson(pytester, cells, name="01_tiny.ipynb"):
     return path
 
 
-@pytest.fixture(autouse=True)
-def _no_time_floor(monkeypatch):
-    monkeypatch.setenv("COURSE_MIN_NOTEBOOK_SECONDS", "0")
-
-
 def _run(pytester, path, *args):
     return pytester.runpytest_subprocess("--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
                                          "-o", "timeout=300", *args, str(path))
 
 
-EXERCISE = ("def check(answer):\n"
-            "    print('not attempted' if answer is ... else ('correct' if answer == 4 else 'incorrect'))\n")
-
-
-def _good_cells():
-    return [
-        _cell(EXERCISE + "print('hello')", "hello\n"),
-        _cell("answer = ...\ncheck(answer)", "not attempted\n", tags=["exercise"]),
-        _cell("answer = 4\ncheck(answer)", "correct\n", tags=["solution"]),
-        _cell("print(2 + 2)", "4\n"),
-    ]
-
-
 def test_a_good_lesson_passes_with_both_passes_compared(pytester):
-    path = _lesson(pytester, _good_cells())
-    result = _run(pytester, path, "-v")
-    result.assert_outcomes(passed=7)  # 3 student cells (no solution) + 4 full cells
-    result.stdout.fnmatch_lines(["*Cell 1 (student) PASSED*", "*Cell 2 PASSED*", "*7/7 * cells checked*"])
-    assert "Cell 2 (student)" not in result.stdout.str()  # the solution is not in the student copy
+    result = _run(pytester, _lesson(pytester, _good_cells()), "-v")
+    result.assert_outcomes(passed=7)  # 3 cells as stored + 3 again + the solution
+    result.stdout.fnmatch_lines(["*Cell 1 PASSED*", "*Cell 1 (instructor) PASSED*",
+                                 "*Cell 1 solution (instructor) PASSED*", "*7/7 * cells checked*"])
 
 
 def test_a_wrong_stored_output_fails_in_both_passes(pytester):
     cells = _good_cells()
-    cells[3].outputs[0].text = "5\n"
+    cells[2].outputs[0].text = "5\n"
     result = _run(pytester, _lesson(pytester, cells))
     result.assert_outcomes(passed=5, failed=2)
-    result.stdout.fnmatch_lines(["FAILED *Cell 3 (student)*", "FAILED *Cell 3 -*"])
+    result.stdout.fnmatch_lines(["FAILED *Cell 2 -*", "FAILED *Cell 2 (instructor)*"])
 
 
-def test_an_exercise_that_is_not_left_open_fails_the_student_pass(pytester):
+def test_an_exercise_that_ships_its_answer_fails(pytester):
     cells = _good_cells()
-    cells[1].source = "answer = 4\ncheck(answer)"  # the "exercise" ships its answer
-    cells[1].outputs[0].text = "correct\n"
+    cells[1] = _cell("answer = 4\nnb01.tiny.check(answer)", "[ok] correct\n", tags=["exercise"])
     result = _run(pytester, _lesson(pytester, cells))
     result.assert_outcomes(passed=6, failed=1)
-    result.stdout.fnmatch_lines(["FAILED *Cell 1 (student)*"])
-    result.stdout.fnmatch_lines(["*the student copy's exercise cell should say 'not attempted'*"])
+    result.stdout.fnmatch_lines(["*the student's exercise cell should say 'not attempted'*", "FAILED *Cell 1 -*"])
 
 
-def test_a_later_cell_that_needs_the_solution_fails_the_student_pass(pytester):
+def test_a_solution_that_fails_its_check_fails(pytester):
+    (pytester.path / "solutions" / "nb01.py").write_text(SOLUTION.replace("answer = 4", "answer = 5"))
+    result = _run(pytester, _lesson(pytester, _good_cells()))
+    result.assert_outcomes(passed=6, failed=1)
+    result.stdout.fnmatch_lines(["*the reference solution does not pass its check*",
+                                 "FAILED *Cell 1 solution (instructor)*"])
+
+
+def test_an_exercise_without_a_solution_is_an_error(pytester):
+    (pytester.path / "solutions" / "nb01.py").write_text("")
+    result = _run(pytester, _lesson(pytester, _good_cells()))
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*has no section for nb01.tiny*"])
+
+
+def test_a_later_cell_that_needs_the_solution_fails(pytester):
     cells = _good_cells()
-    cells[3] = _cell("print(answer + 0)", "4\n")  # depends on the hidden solution's `answer = 4`
+    cells[2] = _cell("print(answer + 0)", "4\n")  # needs the hidden solution's `answer = 4`
     result = _run(pytester, _lesson(pytester, cells))
     result.assert_outcomes(passed=6, failed=1)
-    result.stdout.fnmatch_lines(["FAILED *Cell 3 (student)*"])
+    result.stdout.fnmatch_lines(["FAILED *Cell 2 -*"])
 
 
 def test_a_notebook_that_runs_in_no_time_fails_the_run(pytester, monkeypatch):
@@ -113,10 +135,25 @@ def test_a_notebook_saved_unexecuted_fails_the_run(pytester):
 
 
 def test_other_notebooks_get_one_pass(pytester):
-    pytester.makeconftest((ROOT / "conftest.py").read_text())
     nb = nbformat.v4.new_notebook()
     nb.cells = [_cell("print(1)", "1\n")]
     path = pytester.path / "app.ipynb"
     nbformat.write(nb, path)
     result = _run(pytester, path)
     result.assert_outcomes(passed=1)
+
+
+def test_a_numeric_answer_printed_above_the_exercise_fails(pytester):
+    (pytester.path / "solutions" / "nb01.py").write_text(SOLUTION.replace("answer = 4", "answer = 4.01"))
+    cells = _good_cells()
+    cells[0].source += "print('a good value is about 4.01')"
+    cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="a good value is about 4.01\n")]
+    cells[0].source = cells[0].source.replace("answer == 4", "abs(answer - 4.01) < 0.1")
+    result = _run(pytester, _lesson(pytester, cells))
+    result.assert_outcomes(passed=6, failed=1)
+    result.stdout.fnmatch_lines(["*the answer (4.01) can be copied from above*", "FAILED *Cell 1 solution*"])
+    # the same answer, not printed above: passes
+    cells[0].source = cells[0].source.replace("print('a good value is about 4.01')", "print('no number')")
+    cells[0].outputs[0].text = "no number\n"
+    result = _run(pytester, _lesson(pytester, cells))
+    result.assert_outcomes(passed=7)

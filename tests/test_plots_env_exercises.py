@@ -134,7 +134,7 @@ def _square_checker(answer):
     return None
 
 
-EX = Exercise("0.1", _square_checker, hint="multiply x by itself")
+EX = Exercise("0.1", _square_checker, hints=["a square is a number times itself", "multiply x by itself"])
 
 
 def test_three_verdicts_are_told_apart():
@@ -157,13 +157,13 @@ def test_check_prints_and_returns_nothing(capsys):
     EX.check(lambda x: x * x)
     assert "[ok] Exercise 0.1: correct" in capsys.readouterr().out
     EX.hint()
-    assert "multiply x by itself" in capsys.readouterr().out
+    assert "a square is a number times itself" in capsys.readouterr().out
 
 
 def test_exercise_rejects_bad_construction():
     with pytest.raises(ValueError):
-        Exercise("", _square_checker, "h")
+        Exercise("", _square_checker, ["h"])
     with pytest.raises(TypeError):
-        Exercise("1", "not callable", "h")
-    with pytest.raises(ValueError):
+        Exercise("1", "not callable", ["h"])
+    with pytest.raises(TypeError):
         Exercise("1", _square_checker, "")

@@ -67,8 +67,15 @@ def _check_dense_twice(answer):
     return None
 
 
-param_count = Exercise("01.1", _check_param_count,
-                       hint="nn.Dense(in, out) holds a weight of shape (out, in) and a bias of shape (out,)")
-to_float32 = Exercise("01.2", _check_float32, hint="numpy arrays have .astype(np.float32)")
-dense_twice = Exercise("01.3", _check_dense_twice,
-                       hint="create one nn.Dense(1, 1) in __init__ and call it twice in construct")
+param_count = Exercise("01.1", _check_param_count, hints=[
+    "count the numbers the layer learns: look at the shapes of its weight and its bias",
+    "nn.Dense(in, out) holds a weight of shape (out, in) and a bias of shape (out,)",
+])
+to_float32 = Exercise("01.2", _check_float32, hints=[
+    "MindSpore refused the array because of its dtype: which dtype do the layer's parameters have?",
+    "numpy arrays have .astype(np.float32)",
+])
+dense_twice = Exercise("01.3", _check_dense_twice, hints=[
+    "reuse means one layer object: create it once and call it more than once",
+    "create one nn.Dense(1, 1) in __init__ and call it twice in construct",
+])

@@ -53,5 +53,11 @@ def _check_l1_loss_cell(answer):
     return None
 
 
-l1_by_hand = Exercise("02.1", _check_l1_by_hand, hint="np.mean(np.abs(predictions - labels))")
-l1_loss_cell = Exercise("02.2", _check_l1_loss_cell, hint="nn.WithLossCell(net, nn.L1Loss())")
+l1_by_hand = Exercise("02.1", _check_l1_by_hand, hints=[
+    "L1 is the mean of the absolute errors: you need the errors first, then np.abs and a mean",
+    "np.mean(np.abs(predictions - labels))",
+])
+l1_loss_cell = Exercise("02.2", _check_l1_loss_cell, hints=[
+    "WithLossCell takes the network and a loss cell: MindSpore has a built-in L1 loss",
+    "nn.WithLossCell(net, nn.L1Loss())",
+])

@@ -63,7 +63,11 @@ def _check_least_squares(answer):
     return None
 
 
-learning_rate = Exercise("03.1", _check_learning_rate,
-                         hint="the stable range ends near 0.8; 0.01 is far too slow for 100 steps")
-least_squares = Exercise("03.2", _check_least_squares,
-                         hint="np.linalg.lstsq(np.hstack([x, np.ones_like(x)]), y, rcond=None)")
+learning_rate = Exercise("03.1", _check_learning_rate, hints=[
+    "look at where 100 steps of plain gradient descent end for a few learning rates between 0.01 and 1",
+    "the stable range ends near 0.8; 0.01 is far too slow for 100 steps",
+])
+least_squares = Exercise("03.2", _check_least_squares, hints=[
+    "write the model as a matrix product: a column for x and a column for the bias",
+    "np.linalg.lstsq(np.hstack([x, np.ones_like(x)]), y, rcond=None)",
+])

@@ -119,14 +119,17 @@ def _check_momentum_threshold(answer):
             f"2 (1 + momentum) / lambda_max")
 
 
-divergence_threshold = Exercise(
-    "04.1", _check_threshold,
-    hint="the loss is quadratic, so its Hessian is constant: H = 2 * [[mean(x^2), mean(x)], [mean(x), 1]]. "
-         "Gradient descent is stable while lr < 2 / (largest eigenvalue of H)")
-fastest_sgd_lr = Exercise(
-    "04.2", _check_fastest,
-    hint="the steep direction wants a small lr, the flat one a large lr; the best compromise for plain "
-         "gradient descent is lr = 2 / (lambda_min + lambda_max). Or search with the lab")
-momentum_threshold = Exercise(
-    "04.3", _check_momentum_threshold,
-    hint="for heavy-ball momentum (v = m v + g; p -= lr v) on a quadratic, the bound is 2 (1 + m) / lambda_max")
+divergence_threshold = Exercise("04.1", _check_threshold, hints=[
+    "the loss is quadratic in (w, b), so its curvature (the Hessian) is the same everywhere",
+    "the loss is quadratic, so its Hessian is constant: H = 2 * [[mean(x^2), mean(x)], [mean(x), 1]]. Gradient "
+    "descent is stable while lr < 2 / (largest eigenvalue of H)",
+])
+fastest_sgd_lr = Exercise("04.2", _check_fastest, hints=[
+    "a learning rate has to suit both directions of the valley at once: the steep one and the flat one",
+    "the steep direction wants a small lr, the flat one a large lr; the best compromise for plain gradient descent is"
+    " lr = 2 / (lambda_min + lambda_max). Or search with the lab",
+])
+momentum_threshold = Exercise("04.3", _check_momentum_threshold, hints=[
+    "momentum lets a step carry part of the previous one; on a quadratic that moves the stability bound",
+    "for heavy-ball momentum (v = m v + g; p -= lr v) on a quadratic, the bound is 2 (1 + m) / lambda_max",
+])

@@ -151,11 +151,17 @@ def _check_mae(answer):
     return None
 
 
-global_norm = Exercise("05.1", _check_global_norm,
-                       hint="square every gradient, sum each with ops.reduce_sum, add the sums, take ops.sqrt")
-clip_step = Exercise("05.2", _check_clip_step,
-                     hint="start from ClipStep in section 4: keep max_norm in __init__, and return "
-                          "(loss, norm) instead of assigning a Parameter")
-mae_loss = Exercise("05.3", _check_mae,
-                    hint="like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); "
-                         "construct returns self.get_loss(ops.abs(logits - labels))")
+global_norm = Exercise("05.1", _check_global_norm, hints=[
+    "the global norm treats all gradients as one long vector: square, sum, and one square root at the end",
+    "square every gradient, sum each with ops.reduce_sum, add the sums, take ops.sqrt",
+])
+clip_step = Exercise("05.2", _check_clip_step, hints=[
+    "section 4's ClipStep already clips; what it must also hand back is the norm before clipping",
+    "start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning a "
+    "Parameter",
+])
+mae_loss = Exercise("05.3", _check_mae, hints=[
+    "a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)",
+    "like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct returns "
+    "self.get_loss(ops.abs(logits - labels))",
+])

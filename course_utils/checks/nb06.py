@@ -203,13 +203,18 @@ def _check_reset(answer):
     return None
 
 
-diagnosis = Exercise("06.1", _check_diagnosis,
-                     hint="print(health_report(run['loss'], run['grad_norm'], run['params'], "
-                          "baseline_loss=float(np.var(run['y'])))) names the symptom; then compare run['lr'] with "
-                          "stable_lr_limit(run['x']) (section 3) and look at run['y'].shape")
-fixed_setup = Exercise("06.2", _check_fixed_setup,
-                       hint="three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; "
-                            "an lr below 2/λmax of the standardised x (about 1.0)")
-reset = Exercise("06.3", _check_reset,
-                 hint="ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias "
-                      "with shape (1,)")
+diagnosis = Exercise("06.1", _check_diagnosis, hints=[
+    "start from the symptom: the training-health report of section 2 names it from the run's curves",
+    "print(health_report(run['loss'], run['grad_norm'], run['params'], baseline_loss=float(np.var(run['y'])))) names "
+    "the symptom; then compare run['lr'] with stable_lr_limit(run['x']) (section 3) and look at run['y'].shape",
+])
+fixed_setup = Exercise("06.2", _check_fixed_setup, hints=[
+    "three things are wrong with this setup: the dtype and shape, the scale of x, and the learning rate",
+    "three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of the "
+    "standardised x (about 1.0)",
+])
+reset = Exercise("06.3", _check_reset, hints=[
+    "set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes into the"
+    " Parameter",
+    "ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)",
+])

@@ -90,9 +90,11 @@ def _check_train_monitor(answer):
     return None
 
 
-train_monitor = Exercise("07.1", _check_train_monitor,
-                         hint="under model.train the only number at an epoch's end is the training loss of its "
-                              "last step (cb_params.net_outputs); EarlyStopping's docstring names it")
+train_monitor = Exercise("07.1", _check_train_monitor, hints=[
+    "under model.train no validation runs: which number does every epoch end still have?",
+    "under model.train the only number at an epoch's end is the training loss of its last step "
+    "(cb_params.net_outputs); EarlyStopping's docstring names it",
+])
 
 
 # ---- 07.2: a callback that stops on the epoch's mean loss --------------------------------------------------
@@ -130,10 +132,11 @@ def _check_stop_below(answer):
     return None
 
 
-stop_below = Exercise("07.2", _check_stop_below,
-                      hint="collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), "
-                           "then in on_train_epoch_end compare their mean with the threshold and call "
-                           "run_context.request_stop()")
+stop_below = Exercise("07.2", _check_stop_below, hints=[
+    "the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends",
+    "collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in on_train_epoch_end "
+    "compare their mean with the threshold and call run_context.request_stop()",
+])
 
 
 # ---- 07.3: an RMSE metric over batches of any size ---------------------------------------------------------
@@ -201,6 +204,8 @@ def _check_rmse_metric(answer):
     return None
 
 
-rmse_metric = Exercise("07.3", _check_rmse_metric,
-                       hint="keep the number of samples and the sum of squared errors; eval() returns "
-                            "sqrt(sum / n). self._convert_data(tensor) gives a numpy array")
+rmse_metric = Exercise("07.3", _check_rmse_metric, hints=[
+    "a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean",
+    "keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
+    "self._convert_data(tensor) gives a numpy array",
+])

@@ -129,10 +129,13 @@ def _check_resume(answer):
             f"got w={got[0]:.5f}, b={got[1]:.5f} (lr {LR}, momentum {MOMENTUM}, full batch of the course data?)")
 
 
-load_or_fail = Exercise("08.1", _check_load_or_fail,
-                        hint="ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns "
-                             "(params_not_loaded, ckpt_not_loaded); only the first list means the net is incomplete")
-resume = Exercise("08.2", _check_resume,
-                  hint="build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and "
-                       "TrainOneStepCell, load the checkpoint into the train cell before its first step, "
-                       "then call it `steps` times on (X, Y)")
+load_or_fail = Exercise("08.1", _check_load_or_fail, hints=[
+    "load_param_into_net does not raise for a missing key: look at what it returns",
+    "ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns (params_not_loaded, "
+    "ckpt_not_loaded); only the first list means the net is incomplete",
+])
+resume = Exercise("08.2", _check_resume, hints=[
+    "an exact resume needs the optimizer's state too, and the same hyper-parameters as the first run",
+    "build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and TrainOneStepCell, load the "
+    "checkpoint into the train cell before its first step, then call it `steps` times on (X, Y)",
+])

@@ -124,12 +124,15 @@ def _check_fixed_scale_fix(answer):
     return None
 
 
-smallest_update = Exercise(
-    "09.1", _check_smallest_update,
-    hint="float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway")
-largest_scale = Exercise(
-    "09.2", _check_largest_scale,
-    hint="compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf")
-fixed_scale_fix = Exercise(
-    "09.3", _check_fixed_scale_fix,
-    hint="nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update")
+smallest_update = Exercise("09.1", _check_smallest_update, hints=[
+    "float16 cannot represent every number: how far apart are its numbers near 1?",
+    "float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway",
+])
+largest_scale = Exercise("09.2", _check_largest_scale, hints=[
+    "the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite",
+    "compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf",
+])
+fixed_scale_fix = Exercise("09.3", _check_fixed_scale_fix, hints=[
+    "with a fixed loss scale, something must divide the gradients by it again before the update",
+    "nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update",
+])

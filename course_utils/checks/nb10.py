@@ -125,11 +125,15 @@ def _check_graph_act(answer):
     return None
 
 
-faster_mode = Exercise("10.1", _check_faster_mode,
-                       hint="compare n * pynative_step_s with compile_s + n * graph_step_s; a tie is no gain")
-compiles = Exercise("10.2", _check_compiles,
-                    hint="a compiled graph is reused when every Python value and every tensor shape and "
-                         "dtype was seen before")
-graph_act = Exercise("10.3", _check_graph_act,
-                     hint="MindSpore's message says it: put the lambda on a line of its own (an if "
-                          "statement), or use def, or nn.Identity()")
+faster_mode = Exercise("10.1", _check_faster_mode, hints=[
+    "compare the total time of both modes for n steps; graph mode pays its compile once",
+    "compare n * pynative_step_s with compile_s + n * graph_step_s; a tie is no gain",
+])
+compiles = Exercise("10.2", _check_compiles, hints=[
+    "a compiled graph is reused only when what it was compiled for is the same again",
+    "a compiled graph is reused when every Python value and every tensor shape and dtype was seen before",
+])
+graph_act = Exercise("10.3", _check_graph_act, hints=[
+    "read MindSpore's message: it names what graph mode cannot parse",
+    "MindSpore's message says it: put the lambda on a line of its own (an if statement), or use def, or nn.Identity()",
+])

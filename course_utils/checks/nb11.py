@@ -116,13 +116,19 @@ def _check_node_command(answer):
     return None
 
 
-shard_rows = Exercise("11.1", _check_shard,
-                      hint="build ds.NumpySlicesDataset({'i': np.arange(10)}, shuffle=False, num_shards=4, "
-                           "shard_id=2) and list what it yields; or deal 10 cards to 4 players, and keep dealing "
-                           "from the top of the deck until every player has the same number")
-sum_lr = Exercise("11.2", _check_sum_lr,
-                  hint="with equal shards, each rank's mean gradient is about the full-batch gradient g; the "
-                       "all-reduce adds 4 of them, and SGD steps by lr times what it receives")
-node_command = Exercise("11.3", _check_node_command,
-                        hint="start from the 2-worker command above; the second machine runs the same command "
-                             "as the first except for --node_rank; --worker_num is the total over both machines")
+shard_rows = Exercise("11.1", _check_shard, hints=[
+    "sharding deals the rows out like cards, one to each rank in turn",
+    "build ds.NumpySlicesDataset({'i': np.arange(10)}, shuffle=False, num_shards=4, shard_id=2) and list what it "
+    "yields; or deal 10 cards to 4 players, and keep dealing from the top of the deck until every player has the same"
+    " number",
+])
+sum_lr = Exercise("11.2", _check_sum_lr, hints=[
+    "each rank computes the mean gradient of its own shard; what does the all-reduce do with them?",
+    "with equal shards, each rank's mean gradient is about the full-batch gradient g; the all-reduce adds 4 of them, "
+    "and SGD steps by lr times what it receives",
+])
+node_command = Exercise("11.3", _check_node_command, hints=[
+    "both machines run the same msrun command except for one option",
+    "start from the 2-worker command above; the second machine runs the same command as the first except for "
+    "--node_rank; --worker_num is the total over both machines",
+])

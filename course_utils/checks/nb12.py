@@ -63,7 +63,11 @@ def _check_trained_net(answer):
     return None
 
 
-mlp_class = Exercise("12.1", _check_mlp_class,
-                     hint="nn.SequentialCell(nn.Dense(1, 32), nn.Tanh(), nn.Dense(32, 32), nn.Tanh(), nn.Dense(32, 1))")
-trained_net = Exercise("12.2", _check_trained_net,
-                       hint="Adam with lr around 0.01 for a few dozen epochs of mini-batches of 32 works")
+mlp_class = Exercise("12.1", _check_mlp_class, hints=[
+    "two hidden layers with a smooth activation between them, in an nn.SequentialCell",
+    "nn.SequentialCell(nn.Dense(1, 32), nn.Tanh(), nn.Dense(32, 32), nn.Tanh(), nn.Dense(32, 1))",
+])
+trained_net = Exercise("12.2", _check_trained_net, hints=[
+    "a non-linear fit needs more steps than the line of 03: think of the optimizer, its lr and epochs",
+    "Adam with lr around 0.01 for a few dozen epochs of mini-batches of 32 works",
+])

@@ -1,0 +1,28 @@
+"""Reference solutions of notebook 01 (see course_utils/solutions/__init__.py)."""
+
+# %% 01.1 nb01.param_count
+layer = nn.Dense(3, 2)
+answer = sum(int(np.prod(p.shape)) for p in layer.trainable_params())  # weight 2x3 + bias 2
+
+nb01.param_count.check(answer)
+
+
+# %% 01.2 nb01.to_float32
+answer = nb01.X64.astype(np.float32)
+
+nb01.to_float32.check(answer)
+print(net(Tensor(answer)).shape)
+
+
+# %% 01.3 nb01.dense_twice
+class DenseTwice(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(1, 1)
+
+    def construct(self, x):
+        return self.dense(self.dense(x))
+
+
+answer = DenseTwice
+nb01.dense_twice.check(answer)

@@ -1,0 +1,35 @@
+"""Reference solutions of notebook 06 (see course_utils/solutions/__init__.py)."""
+
+# %% 06.1 nb06.diagnosis
+for name, run in mystery.items():
+    verdict = report_of(run, float(np.var(run["y"]))).verdict
+    print(f"{name}: {verdict:<12} lr = {run['lr']:.3g}, limit = {stable_lr_limit(run['x']):.3g}, "
+          f"x up to {run['x'].max():.0f}, y shape {run['y'].shape}")
+# A: no progress with lr at 90% of its limit: x reaches 1000, the inputs are badly scaled
+# B: frozen after a reset; C: diverged, lr above its limit; D: healthy
+# E: no progress, final loss = var(y), y of shape (100,); F: no progress, lr far below its limit
+answer = {"A": nb06.BADLY_SCALED, "B": nb06.FROZEN, "C": nb06.TOO_LARGE, "D": nb06.HEALTHY,
+          "E": nb06.WRONG_SHAPE, "F": nb06.TOO_SMALL}
+
+nb06.diagnosis.check(answer)
+
+
+# %% 06.2 nb06.fixed_setup
+x_fixed = ((x_raw - x_raw.mean()) / x_raw.std()).reshape(-1, 1).astype(np.float32)
+y_fixed = y_raw.reshape(-1, 1).astype(np.float32)
+lr = 0.5  # below 2/λmax of the standardised inputs, which is about 1
+print(f"2/λmax of x_fixed: {stable_lr_limit(x_fixed):.3f}")
+answer = (x_fixed, y_fixed, lr)
+
+nb06.fixed_setup.check(answer)
+
+
+# %% 06.3 nb06.reset
+def reset_parameters(net, weight, bias):  # noqa: F811  (replaces the exercise's empty version)
+    ops.assign(net.dense.weight, Tensor([[weight]], ms.float32))  # the weight of Dense(1, 1) has shape (1, 1)
+    ops.assign(net.dense.bias, Tensor([bias], ms.float32))
+
+
+answer = reset_parameters
+
+nb06.reset.check(answer)

@@ -1,0 +1,37 @@
+"""Reference solutions of notebook 09 (see course_utils/solutions/__init__.py)."""
+
+# %% 09.1 nb09.smallest_update
+one = Tensor(1.0, ms.float16)
+changes = [k for k in range(1, 30) if float((one + Tensor(2.0 ** -k, ms.float16)).asnumpy()) != 1.0]
+answer = 2.0 ** -max(changes)  # 2**-10: 1 + 2**-11 is a tie and rounds to even, back to 1
+
+nb09.smallest_update.check(answer)
+
+
+# %% 09.2 nb09.largest_scale
+ms.set_seed(0)
+net_zero = MinimalNet()
+ops.assign(net_zero.dense.weight, ops.zeros_like(net_zero.dense.weight))
+
+
+def tiny_loss(data, label):
+    return loss_fn(net_zero(data), label) * TINY
+
+
+grads = ms.grad(tiny_loss, None, net_zero.trainable_params())(X, Y)
+k = 0
+while all(np.isfinite((g * 2.0 ** (k + 1)).astype(ms.float16).asnumpy()).all() for g in grads):
+    k += 1
+answer = 2.0 ** k
+
+nb09.largest_scale.check(answer)
+
+
+# %% 09.3 nb09.fixed_scale_fix
+ms.set_seed(0)
+net_ex = MinimalNet()
+optimizer_ex = nn.SGD(net_ex.trainable_params(), learning_rate=0.01, loss_scale=128.0)  # the same scale
+answer = build_train_network(net_ex, optimizer_ex, loss_fn, level="O2",
+                             loss_scale_manager=FixedLossScaleManager(128.0, drop_overflow_update=False))
+
+nb09.fixed_scale_fix.check(answer)

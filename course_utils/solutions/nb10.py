@@ -1,0 +1,33 @@
+"""Reference solutions of notebook 10 (see course_utils/solutions/__init__.py)."""
+
+# %% 10.1 nb10.faster_mode
+def faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s):
+    return "graph" if compile_s + n_steps * graph_step_s < n_steps * pynative_step_s else "pynative"
+
+
+answer = faster_mode
+
+nb10.faster_mode.check(answer)
+
+
+# %% 10.2 nb10.compiles
+answer = 4  # 0.5 (new), 0.5 (seen), 0.25 (new value), first Tensor (new), Tensor (same shape), new shape
+
+nb10.compiles.check(answer)
+
+
+# %% 10.3 nb10.graph_act
+class WithActFixed(nn.Cell):
+    def __init__(self, use_relu):
+        super().__init__()
+        self.dense = nn.Dense(1, 1)
+        self.act = nn.ReLU() if use_relu else nn.Identity()  # or an if statement with the lambda on its own line
+
+    def construct(self, x):
+        return self.act(self.dense(x))
+
+
+answer = WithActFixed
+
+nb10.graph_act.check(answer)
+assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check should restore the mode"

@@ -1,0 +1,168 @@
+"""The exercise mechanism across the course: no solution in a notebook, one reference solution per
+exercise and prediction (course_utils/solutions), hints in steps, and the two editions.
+
+That both editions run (the stored notebook, then the instructor edition whose every solution prints
+"[ok]") is proved by nbval itself: conftest.py runs them as the two passes over each notebook
+(tests/test_notebook_passes.py tests that mechanism).
+"""
+
+import importlib
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_utils import solutions
+from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED, Exercise, Prediction
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from make_editions import ASKED, EDITION_LINE, SOLUTION_TAG, asked_expression, make_edition  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _asked(nb):
+    return [asked_expression(c) for c in nb.cells if asked_expression(c)]
+
+
+def _checks(number):
+    module = importlib.import_module(f"course_utils.checks.nb{number}")
+    return {name: obj for name, obj in vars(module).items() if isinstance(obj, Exercise)}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_solutions_live_outside_the_notebook_one_per_exercise(path):
+    nb = nbformat.read(path, as_version=4)
+    number = path.name[:2]
+    assert not any(SOLUTION_TAG in c.metadata.get("tags", []) for c in nb.cells), "a solution cell is stored"
+    asked = _asked(nb)
+    assert len(asked) >= 2 and len(set(asked)) == len(asked), f"exercises/predictions: {asked}"
+    sections = solutions.sections(number)
+    assert sorted(expr for expr, _code in sections.values()) == sorted(asked), (
+        f"course_utils/solutions/nb{number}.py must hold exactly one section per exercise/prediction cell")
+    exercises = _checks(number)
+    for name, (expression, code) in sections.items():
+        obj = exercises.get(expression.split(".", 1)[1])
+        assert obj is not None and obj.name == name, f"section {name} {expression} names no such exercise"
+        assert f"{expression}.check(" in code, f"the solution of {name} does not call {expression}.check"
+    for expression in asked:
+        cell = next(c for c in nb.cells if asked_expression(c) == expression)
+        assert "answer = ..." in cell.source or "= ...\n" in cell.source, f"{expression}: the exercise cell " \
+            "must leave its answer as `...`"
+
+
+@pytest.mark.parametrize("number", sorted({p.name[:2] for p in NOTEBOOKS}))
+def test_every_exercise_has_hints_in_steps(number):
+    for attr, ex in _checks(number).items():
+        if isinstance(ex, Prediction):
+            continue
+        assert len(ex.hints) >= 2, f"nb{number}.{attr} ({ex.name}) needs at least two hints, in steps"
+        assert len(ex.hints[0]) < len(ex.hints[-1]) * 3, f"{ex.name}: the first hint should be a nudge"
+
+
+def test_student_edition(tmp_path):
+    written = make_edition(tmp_path, "student")
+    assert [p.name for p in written] == [p.name for p in NOTEBOOKS]
+    for copy in written:
+        nb = nbformat.read(copy, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(c.outputs == [] and c.execution_count is None for c in code)
+        assert EDITION_LINE in code[0].source, f"{copy.name}: the setup cell does not switch the edition on"
+        assert sum(EDITION_LINE in c.source for c in code) == 1
+    with pytest.raises(ValueError, match="course's own notebooks"):
+        make_edition(ROOT, "student")
+    with pytest.raises(ValueError, match="kind"):
+        make_edition(tmp_path, "teacher")
+
+
+def test_instructor_edition(tmp_path):
+    written = make_edition(tmp_path, "instructor")
+    for original, copy in zip(NOTEBOOKS, written):
+        full, teacher = nbformat.read(original, as_version=4), nbformat.read(copy, as_version=4)
+        assert len(teacher.cells) == len(full.cells) + len(_asked(full))
+        for i, cell in enumerate(teacher.cells):
+            if asked_expression(cell):
+                following = teacher.cells[i + 1]
+                assert SOLUTION_TAG in following.metadata["tags"]
+                assert f"{asked_expression(cell)}.check(" in following.source
+
+
+def _exercise():
+    return Exercise("99.1", lambda a: None if a == 3 else f"expected 3, got {a!r}", hints=["a nudge", "closer"])
+
+
+def test_hints_come_in_steps_and_never_raise(capsys):
+    ex = _exercise()
+    ex.hint()
+    ex.hint(2)
+    for bad in (0, 3, "2", 1.0, None):
+        ex.hint(bad)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Hint 1/2 for exercise 99.1: a nudge (more: .hint(2))"
+    assert out[1].startswith("Hint 2/2 for exercise 99.1: closer (that was the last hint")
+    assert all("has hints 1 to 2" in line for line in out[2:]) and len(out) == 7
+
+
+def test_solution_on_request_and_in_the_student_edition(capsys, monkeypatch):
+    ex = _checks("03")["least_squares"]
+    monkeypatch.delenv("COURSE_EDITION", raising=False)
+    ex.solution()
+    out = capsys.readouterr().out
+    assert "np.linalg.lstsq" in out and "nb03.least_squares.check(answer)" in out
+    monkeypatch.setenv("COURSE_EDITION", "student")
+    ex.solution()
+    out = capsys.readouterr().out
+    assert "with your instructor" in out and "lstsq" not in out
+    monkeypatch.delenv("COURSE_EDITION")
+    _exercise().solution()  # no section for 99.1: says so, does not raise
+    assert "No reference solution found for 99.1" in capsys.readouterr().out
+
+
+def test_bad_exercise_definitions():
+    with pytest.raises(TypeError, match="hints"):
+        Exercise("1", lambda a: None, hints="one string")
+    with pytest.raises(TypeError, match="hints"):
+        Exercise("1", lambda a: None, hints=[])
+    with pytest.raises(ValueError, match="hint"):
+        Exercise("1", lambda a: None, hints=["ok", " "])
+
+
+def _prediction():
+    return Prediction("99.2", "What is 2 + 2?", {"a": ("3", "one short: count again"),
+                                                   "b": ("4", "two pairs make four"),
+                                                   "c": ("22", "that is string concatenation, not addition")},
+                      answer="b")
+
+
+def test_prediction_explains_every_choice(capsys):
+    p = _prediction()
+    assert p.evaluate(...).status == NOT_ATTEMPTED
+    right = p.evaluate("b")
+    assert right.status == CORRECT and "two pairs make four" in right.message
+    assert p.evaluate(" B ").status == CORRECT
+    for letter, why in (("a", "count again"), ("c", "string concatenation")):
+        result = p.evaluate(letter)
+        assert result.status == INCORRECT and why in result.message and f"({letter})" in result.message
+    for junk in ("d", 2, None, float("nan"), ["b"], "", "bb"):
+        result = p.evaluate(junk)
+        assert result.status == INCORRECT and "one of the letters 'a', 'b', 'c'" in result.message, result.message
+    p.ask()
+    p.check("c")
+    out = capsys.readouterr().out
+    assert out.startswith("Prediction 99.2: What is 2 + 2?\n  (a) 3\n  (b) 4\n  (c) 22\n")
+    assert "[x] Prediction 99.2: incorrect: (c) 22: that is string concatenation" in out
+
+
+def test_bad_prediction_definitions():
+    good = {"a": ("x", "why"), "b": ("y", "why")}
+    with pytest.raises(ValueError, match="answer"):
+        Prediction("1", "q?", good, answer="c")
+    with pytest.raises(TypeError, match="options"):
+        Prediction("1", "q?", {"a": ("x", "why")}, answer="a")
+    with pytest.raises(ValueError, match="letters"):
+        Prediction("1", "q?", {"A": ("x", "why"), "b": ("y", "z")}, answer="b")
+    with pytest.raises(TypeError, match="text, explanation"):
+        Prediction("1", "q?", {"a": "x", "b": ("y", "z")}, answer="b")
+    assert set(ASKED) == {"exercise", "prediction"}

@@ -11,7 +11,8 @@ def _status(exercise, answer):
     return exercise.evaluate(answer).status
 
 
-@pytest.mark.parametrize("exercise", [nb09.smallest_update, nb09.largest_scale, nb09.fixed_scale_fix])
+@pytest.mark.parametrize("exercise", [nb09.smallest_update, nb09.largest_scale, nb09.fixed_scale_fix,
+                                      nb09.scaled_step, nb09.param_dtype, nb09.fp16_gradients])
 def test_not_attempted(exercise):
     assert _status(exercise, ...) == NOT_ATTEMPTED
 
@@ -125,3 +126,93 @@ def test_fixed_scale_fix_rejects_other_objects():
     for answer in ("a cell", nn.Dense(1, 1)):
         result = nb09.fixed_scale_fix.evaluate(answer)
         assert result.status == INCORRECT and "build_train_network" in result.message
+
+
+# ---- 09.4 a loss-scaled train step ------------------------------------------------------------------
+def _step_factory(mistake=None):
+    """A make_scaled_step written here (PyNative, no jit), with one typical mistake or none."""
+    import mindspore as ms
+
+    def make_scaled_step(net, loss_fn, optimizer, loss_scaler):
+        def forward(data, label):
+            loss = loss_fn(net(data), label)
+            return loss if mistake == "no scale" else loss_scaler.scale(loss)
+
+        grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+
+        def train_step(data, label):
+            loss, grads = grad_fn(data, label)
+            finite = ms.amp.all_finite(grads)
+            if finite or mistake == "no finite check":
+                optimizer(grads if mistake == "no unscale" else loss_scaler.unscale(grads))
+            if mistake != "no adjust":
+                loss_scaler.adjust(finite)
+            if mistake == "only loss":
+                return loss
+            return (loss if mistake == "scaled loss" else loss_scaler.unscale(loss)), finite
+
+        return train_step
+
+    return make_scaled_step
+
+
+def test_scaled_step_oracle_is_gradient_descent():
+    x, y, w0 = nb09._scaled_step_data()
+    losses, w, b = nb09.scaled_step_oracle(steps=1)
+    assert np.isclose(losses[0], np.mean((x.astype(np.float64) @ w0.T.astype(np.float64) - y) ** 2))
+    # one step of lr 0.05 from w0, b = 0, written out with the closed-form gradient
+    err = x.astype(np.float64) @ w0.T.astype(np.float64) - y
+    np.testing.assert_allclose(w, w0.ravel() - 0.05 * 2 * (x.T @ err).ravel() / len(x), rtol=1e-12)
+
+
+def test_scaled_step_accepts_the_reference():
+    result = nb09.scaled_step.evaluate(_step_factory())
+    assert result.status == CORRECT, result.message
+
+
+@pytest.mark.parametrize("mistake, text", [
+    ("no scale", "scale the loss with loss_scaler.scale"),
+    ("no unscale", "divide the gradients by the scale"),
+    ("no finite check", "update (optimizer(grads)) only when the gradients are finite"),
+    ("no adjust", "call loss_scaler.adjust(finite)"),
+    ("scaled loss", "return loss_scaler.unscale(loss)"),
+    ("only loss", "return the pair (loss, finite)"),
+])
+def test_scaled_step_rejects(mistake, text):
+    result = nb09.scaled_step.evaluate(_step_factory(mistake))
+    assert result.status == INCORRECT and text in result.message, result.message
+
+
+def test_scaled_step_is_not_fooled_by_constants_or_inputs():
+    import mindspore as ms
+
+    def constant(net, loss_fn, optimizer, loss_scaler):
+        return lambda data, label: (ms.Tensor(0.0), ms.Tensor(False))
+
+    def echo(net, loss_fn, optimizer, loss_scaler):
+        return lambda data, label: (data, label)
+
+    for answer in (constant, echo, lambda *args: None, 4.0):
+        assert nb09.scaled_step.evaluate(answer).status == INCORRECT
+
+
+def _stub(net, loss_fn, optimizer, loss_scaler):
+    def train_step(data, label):
+        ...  # the learner's lines go here
+
+    return train_step
+
+
+def test_scaled_step_scaffold_is_not_attempted():
+    result = nb09.scaled_step.evaluate(_stub)
+    assert result.status == NOT_ATTEMPTED and "scaffold" in result.message, result.message
+
+
+# ---- predictions ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("prediction, right", [(nb09.param_dtype, "c"), (nb09.fp16_gradients, "b")])
+def test_predictions_explain_every_option(prediction, right):
+    assert prediction.evaluate(right).status == CORRECT
+    for letter in prediction.options:
+        if letter != right:
+            result = prediction.evaluate(letter)
+            assert result.status == INCORRECT and prediction.options[letter][1] in result.message

@@ -3,12 +3,14 @@
 The oracles are numpy: float16 arithmetic with ``np.float16`` and gradient descent in float64.
 """
 
+import inspect
 import math
 
 import numpy as np
 
+from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise, as_number
+from course_utils.exercises import NONE_HINT, NOT_ATTEMPTED, CheckResult, Exercise, Prediction, as_number
 
 TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
 FIXED_SCALE = 128.0  # the loss scale of exercise 09.3
@@ -136,3 +138,177 @@ fixed_scale_fix = Exercise("09.3", _check_fixed_scale_fix, hints=[
     "with a fixed loss scale, something must divide the gradients by it again before the update",
     "nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update",
 ])
+
+
+# ---- 09.4 a loss-scaled train step -------------------------------------------------------------------
+class ScaffoldExercise(Exercise):
+    """An exercise whose answer is a scaffolded function: while one of its lines is still a bare ``...``,
+    the verdict is "not attempted" (the stub returns None, which is no mistake of the learner yet)."""
+
+    def evaluate(self, answer):
+        if callable(answer) and _unfilled_line(answer):
+            return CheckResult(NOT_ATTEMPTED, f"not attempted yet: replace the `...` of the scaffold (first at "
+                                              f"`{_unfilled_line(answer)}`), then run the cell again. Stuck? "
+                                              ".hint() gives a first hint.")
+        return super().evaluate(answer)
+
+
+def _unfilled_line(function):
+    """The first line of ``function``'s source that is still a bare ``...`` (comment aside), else ''."""
+    try:
+        lines = inspect.getsource(function).splitlines()
+    except (OSError, TypeError):  # no source (a builtin, a class defined in a cell): nothing to detect
+        return ""
+    for line in lines:
+        code = line.split("#", 1)[0].strip()
+        if code == "..." or code.endswith("= ...") or code.endswith(": ..."):
+            return line.strip()
+    return ""
+
+
+STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 09.4 check
+
+
+def _scaled_step_data():
+    """The checker's own data: 3 features, 16 samples (the lesson used 1 feature and 100 samples)."""
+    rng = np.random.default_rng(9)
+    x = rng.normal(0.0, 1.0, (16, 3)).astype(np.float32)
+    y = (x @ np.array([[1.5], [-0.5], [0.25]]) + 0.3).astype(np.float32)
+    w0 = rng.normal(0.0, 0.5, (1, 3)).astype(np.float32)
+    return x, y, w0
+
+
+def scaled_step_oracle(steps=STEP_STEPS, lr=STEP_LR):
+    """Float64 gradient descent on the MSE of the checker's data: (losses before each step, w, b)."""
+    x, y, w0 = _scaled_step_data()
+    x, y, w, b = x.astype(np.float64), y.astype(np.float64), w0.astype(np.float64).T, 0.0
+    losses = []
+    for _ in range(steps):
+        err = x @ w + b - y
+        losses.append(float(np.mean(err ** 2)))
+        w, b = w - lr * 2 * x.T @ err / len(x), b - lr * 2 * float(np.mean(err))
+    return np.array(losses), w.ravel(), b
+
+
+def _call_step(step, data, label, number):
+    """(loss, finite) from one call of the learner's step, or (None, problem)."""
+    out = step(data, label)
+    if not (isinstance(out, tuple) and len(out) == 2):
+        return None, (f"step {number}: train_step returned {shown(out)}; return the pair (loss, finite)"
+                      + (f". {NONE_HINT}" if out is None else ""))
+    loss, finite = out
+    finite_np = finite.asnumpy() if hasattr(finite, "asnumpy") else np.asarray(finite)
+    if finite_np.dtype != np.bool_ or finite_np.size != 1:
+        return None, f"step {number}: finite should be what ms.amp.all_finite(grads) returns, got {shown(finite)}"
+    return (loss, bool(finite_np.reshape(()))), None
+
+
+def _check_scaled_step(answer):
+    import mindspore as ms
+    from mindspore import Tensor, nn, ops
+
+    if not callable(answer):
+        return f"expected your function make_scaled_step, got {shown(answer)}"
+    # Part 1: a scale that overflows. A Dense(1, 1) at w = b = 0 on the one sample (1, -2): every value of
+    # the backward pass is 4 times the scale, a power of two, so overflow happens exactly when 4 * S >= 2**128.
+    net = nn.Dense(1, 1)
+    ops.assign(net.weight, Tensor([[0.0]], ms.float32))
+    ops.assign(net.bias, Tensor([0.0], ms.float32))
+    scaler = ms.amp.DynamicLossScaler(2.0 ** 127, 2, 50)
+    step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.25), scaler)
+    if not callable(step):
+        return (f"make_scaled_step(...) returned {shown(step)}; return the train_step function"
+                + (f". {NONE_HINT}" if step is None else ""))
+    data, label = Tensor([[1.0]], ms.float32), Tensor([[-2.0]], ms.float32)
+    # (finite, w after the step, log2 of the scale after the step): skip, skip, then one exact step
+    expected = [(False, 0.0, 126), (False, 0.0, 125), (True, -1.0, 125), (True, -1.0, 125)]
+    for number, (want_finite, want_w, want_log2) in enumerate(expected, 1):
+        out, problem = _call_step(step, data, label, number)
+        if problem:
+            return problem
+        finite = out[1]
+        w, b = float(net.weight.asnumpy().item()), float(net.bias.asnumpy().item())
+        scale = float(scaler.scale_value.asnumpy())
+        if number == 1 and finite:
+            return ("with a loss scale of 2**127 the scaled gradients must overflow to inf at the first step, but "
+                    "your step reports finite gradients: scale the loss with loss_scaler.scale(...) inside the "
+                    "function you differentiate")
+        if finite != want_finite:
+            return (f"step {number} should report finite = {want_finite}, got {finite}: return "
+                    "finite = ms.amp.all_finite(grads), computed on the scaled gradients")
+        if not want_finite and (w != 0.0 or b != 0.0):
+            return (f"step {number} overflowed, but your step changed the weights to w = {w:.4g}, b = {b:.4g}: "
+                    "update (optimizer(grads)) only when the gradients are finite")
+        if want_finite and scale == 2.0 ** 125 and (w, b) != (want_w, want_w):
+            return (f"after step {number}, the first with finite gradients, w = {w:.6g}, b = {b:.6g}; expected "
+                    f"{want_w:g} for both: divide the gradients by the scale (loss_scaler.unscale(grads)) before "
+                    "the optimizer")
+        if scale != 2.0 ** want_log2:
+            return (f"after step {number} the scaler's scale is 2**{math.log2(scale):g}, expected 2**{want_log2}: "
+                    "call loss_scaler.adjust(finite) at every step, so that it halves the scale after an overflow")
+    # Part 2: a static scale on the checker's own data; the trajectory must be plain gradient descent.
+    x, y, w0 = _scaled_step_data()
+    net = nn.Dense(3, 1)
+    ops.assign(net.weight, Tensor(w0))
+    ops.assign(net.bias, Tensor([0.0], ms.float32))
+    step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=STEP_LR),
+                  ms.amp.StaticLossScaler(STEP_SCALE))
+    want_losses, want_w, want_b = scaled_step_oracle()
+    for number, want_loss in enumerate(want_losses, 1):
+        out, problem = _call_step(step, Tensor(x), Tensor(y), number)
+        if problem:
+            return problem
+        loss, loss_problem = as_number(out[0], f"the loss your step returned at step {number}")
+        if loss_problem:
+            return loss_problem
+        if not math.isclose(loss, want_loss, rel_tol=1e-4):
+            ratio = loss / want_loss if want_loss else float("nan")
+            hint = (f" (that is {ratio:.0f} times the loss: return loss_scaler.unscale(loss))"
+                    if math.isclose(ratio, STEP_SCALE, rel_tol=1e-3) else "")
+            return f"at step {number} your step returned the loss {loss:.6g}, expected {want_loss:.6g}{hint}"
+    w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
+    if not (np.allclose(w, want_w, rtol=1e-4, atol=1e-5) and math.isclose(b, want_b, rel_tol=1e-4, abs_tol=1e-5)):
+        return (f"with StaticLossScaler({STEP_SCALE:g}) on 3 features, after {STEP_STEPS} steps w = "
+                f"{np.round(w, 5).tolist()}, b = {b:.5f}; plain gradient descent gives w = "
+                f"{np.round(want_w, 5).tolist()}, b = {want_b:.5f}")
+    return None
+
+
+scaled_step = ScaffoldExercise("09.4", _check_scaled_step, hints=[
+    "five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale and "
+    "update only if they are finite, adjust the scale",
+    "forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "
+    "optimizer.parameters); in train_step: finite = ms.amp.all_finite(grads), then `if finite:` unscale the "
+    "gradients and call optimizer(grads); always loss_scaler.adjust(finite); return (unscaled loss, finite)",
+])
+
+
+# ---- predictions --------------------------------------------------------------------------------------
+param_dtype = Prediction(
+    "09.5", "After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "
+            "parameters (weight and bias) float16?",
+    {"a": ("at O2 and O3, the levels that run whole cells in float16",
+           "O2 and O3 do make the layers compute in float16 (their outputs are float16), which is why it is "
+           "tempting; but the cells cast the float32 weights to float16 on the fly, and the stored parameters "
+           "stay float32"),
+     "b": ("only at O3, which casts everything",
+           "O3 casts every operation, but an operation's inputs are cast, not the Parameters that hold the "
+           "weights: they stay float32 at O3 too"),
+     "c": ("at no level: the parameters stay float32",
+           "the float32 parameters are the master weights: each step's small update is added in float32, "
+           "where it is not rounded away (the 100 updates of 1e-4 above); only the computation uses float16")},
+    answer="c")
+fp16_gradients = Prediction(
+    "09.6", "The loss is multiplied by 2**-24. What gradients does the O3 (all float16) network give, "
+            "compared with float32's?",
+    {"a": ("float32's gradients times 2**-24, rounded to about three digits",
+           "that would hold if every number of the backward pass fitted float16; but the backward pass first "
+           "computes the gradient of each of the 100 predictions, a hundredth of the total, and those are below "
+           "2**-25 (about 3e-8): entering the float16 layer, they round to zero"),
+     "b": ("exactly 0.0 for both",
+           "every gradient per prediction is below 2**-25 (about 3e-8), half of float16's smallest subnormal "
+           "number, so the cast to float16 rounds it to 0; the sums of zeros are 0: the weights will never move"),
+     "c": ("NaN or inf: the computation breaks down",
+           "inf comes from overflow, numbers too large (above 65504); here the numbers are too small, and a "
+           "too-small number becomes 0, silently, with no NaN to warn you")},
+    answer="b")

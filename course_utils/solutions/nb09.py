@@ -35,3 +35,39 @@ answer = build_train_network(net_ex, optimizer_ex, loss_fn, level="O2",
                              loss_scale_manager=FixedLossScaleManager(128.0, drop_overflow_update=False))
 
 nb09.fixed_scale_fix.check(answer)
+
+
+# %% 09.4 nb09.scaled_step
+def make_scaled_step(net, loss_fn, optimizer, loss_scaler):
+    def forward(data, label):
+        return loss_scaler.scale(loss_fn(net(data), label))  # scale the loss before the backward pass
+
+    grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+
+    @ms.jit
+    def train_step(data, label):
+        loss, grads = grad_fn(data, label)
+        finite = ms.amp.all_finite(grads)  # did a scaled gradient overflow?
+        if finite:
+            optimizer(loss_scaler.unscale(grads))  # unscale in float32, update only with finite gradients
+        loss_scaler.adjust(finite)
+        return loss_scaler.unscale(loss), finite
+
+    return train_step
+
+
+answer = make_scaled_step
+
+nb09.scaled_step.check(answer)
+
+
+# %% 09.5 nb09.param_dtype
+answer = "c"
+
+nb09.param_dtype.check(answer)
+
+
+# %% 09.6 nb09.fp16_gradients
+answer = "b"
+
+nb09.fp16_gradients.check(answer)

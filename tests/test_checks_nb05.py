@@ -5,6 +5,7 @@ import os
 os.environ.setdefault("GLOG_v", "3")
 
 import mindspore as ms  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from mindspore import nn, ops  # noqa: E402
 
@@ -23,61 +24,117 @@ def graph_mode():
         ms.set_context(mode=previous)
 
 
-# ---- 05.1 global norm ------------------------------------------------------------------------------
-def norm_reference(grads):
-    return ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
+# ---- 05.1 clipping by global norm, by hand -----------------------------------------------------------
+def clip_reference(grads, max_norm=1.0):
+    norm = ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
+    return tuple(g * ops.minimum(ops.ones_like(norm), max_norm / norm) for g in grads)
 
 
-def norm_as_float(grads):
-    return float(sum((g * g).sum() for g in grads).asnumpy()) ** 0.5
+def clip_with_mindspore(grads, max_norm=1.0):
+    return ops.clip_by_global_norm(grads, max_norm)
 
 
-def norm_sum_of_norms(grads):
-    return sum(ops.sqrt(ops.reduce_sum(g * g)) for g in grads)
+def clip_in_numpy(grads, max_norm=1.0):  # numpy arrays are accepted as well as Tensors
+    arrays = [g.asnumpy().astype(np.float64) for g in grads]
+    norm = np.sqrt(sum((a * a).sum() for a in arrays))
+    return tuple(a * min(1.0, max_norm / norm) for a in arrays)
 
 
-def norm_without_sqrt(grads):
-    return ops.addn([ops.reduce_sum(g * g) for g in grads])
+def clip_always(grads, max_norm=1.0):  # scales up gradients shorter than max_norm
+    norm = ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
+    return tuple(g * max_norm / norm for g in grads)
 
 
-def norm_first_only(grads):
-    return ops.sqrt(ops.reduce_sum(grads[0] * grads[0]))
+def clip_per_tensor(grads, max_norm=1.0):
+    return tuple(ops.clip_by_norm(g, max_norm) for g in grads)
 
 
-def norm_mean_of_squares(grads):
-    return ops.sqrt(ops.addn([ops.reduce_mean(g * g) for g in grads]))
+def clip_without_sqrt(grads, max_norm=1.0):
+    squares = ops.addn([ops.reduce_sum(g * g) for g in grads])
+    return tuple(g * ops.minimum(ops.ones_like(squares), max_norm / squares) for g in grads)
 
 
-def norm_article(grads):
-    return ops.norm(grads)  # article 000's line: raises on a tuple
+def clip_returns_inputs(grads, max_norm=1.0):
+    return grads
 
 
-def norm_per_tensor(grads):
-    return tuple(ops.sqrt(ops.reduce_sum(g * g)) for g in grads)
+def clip_returns_norm(grads, max_norm=1.0):
+    return ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
 
 
-@pytest.mark.parametrize("answer", [norm_reference, norm_as_float])
-def test_global_norm_accepts_correct_answers(answer):
+def clip_values(grads, max_norm=1.0):  # clipping each number, not the length
+    return tuple(ops.clamp(g, -max_norm, max_norm) for g in grads)
+
+
+def clip_constant(grads, max_norm=1.0):
+    return tuple(ops.ones_like(g) * 0.5 for g in grads)
+
+
+def clip_forgot_return(grads, max_norm=1.0):
+    tuple(g * 0.5 for g in grads)
+
+
+def clip_stub(grads, max_norm=1.0):  # the notebook's scaffold
+    norm = ...
+    if norm > max_norm:
+        grads = ...
+    return grads
+
+
+def clip_half_written(grads, max_norm=1.0):
+    norm = ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
+    if norm > max_norm:
+        grads = ...
+    return grads
+
+
+@pytest.mark.parametrize("answer", [clip_reference, clip_with_mindspore, clip_in_numpy])
+def test_clip_by_hand_accepts_correct_answers(answer):
     assert nb05.global_norm.evaluate(answer).status == CORRECT
 
 
+def test_clip_cases_cover_both_branches_and_the_default():
+    cases = list(nb05.clip_cases())
+    norms = [np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)) for grads, _ in cases]
+    limits = [1.0 if m is None else m for _, m in cases]
+    assert any(n > m for n, m in zip(norms, limits)) and any(n < m for n, m in zip(norms, limits))
+    assert cases[0][1] is None and any(len(grads) > 1 and n > m for (grads, _), n, m in zip(cases, norms, limits))
+
+
 @pytest.mark.parametrize("answer, says", [
-    (norm_sum_of_norms, "sum of the per-tensor norms"),
-    (norm_without_sqrt, "square root"),
-    (norm_first_only, "global norm is"),
-    (norm_mean_of_squares, "global norm is"),
-    (norm_article, "raised"),
-    (norm_per_tensor, "one number"),
-    (3.0, "expected a function"),
+    (clip_always, "scaled them up"),
+    (clip_per_tensor, "each tensor on its own"),
+    (clip_without_sqrt, "should have global norm"),
+    (clip_returns_inputs, "came back unchanged"),
+    (clip_returns_norm, "expected a tuple"),
+    (clip_values, "on its own"),  # on the first case (one number per tensor) that is per-tensor clipping
+    (clip_constant, "should have global norm"),
+    (clip_forgot_return, "no `return`"),
+    (lambda grads: grads, "came back unchanged"),
+    (1.0, "expected your function"),
 ])
-def test_global_norm_rejects_wrong_answers(answer, says):
+def test_clip_by_hand_rejects_wrong_answers(answer, says):
     result = nb05.global_norm.evaluate(answer)
     assert result.status == INCORRECT and says in result.message, result
 
 
-def test_not_attempted():
-    for exercise in (nb05.global_norm, nb05.clip_step, nb05.mae_loss):
-        assert exercise.evaluate(...).status == NOT_ATTEMPTED
+@pytest.mark.parametrize("answer", [clip_stub, clip_half_written, ...])
+def test_an_unfinished_scaffold_is_not_attempted(answer):
+    assert nb05.global_norm.evaluate(answer).status == NOT_ATTEMPTED
+
+
+def test_unfinished_looks_at_classes_and_functions_only():
+    class Done:
+        def method(self):
+            return 1
+
+    class Todo(Done):
+        def other(self):
+            ...
+
+    assert not nb05.unfinished(Done) and nb05.unfinished(Todo) and not nb05.unfinished(type("Empty", (), {}))
+    assert not nb05.unfinished(lambda g: None) and nb05.unfinished(lambda g: ...)
+    assert not nb05.unfinished(print) and not nb05.unfinished(3)
 
 
 # ---- 05.2 a step that clips and returns (loss, norm) --------------------------------------------
@@ -234,3 +291,21 @@ def test_mae_accepts_the_reference_in_graph_mode(graph_mode):
 def test_mae_rejects_wrong_answers(answer, says):
     result = nb05.mae_loss.evaluate(answer)
     assert result.status == INCORRECT and says in result.message, result
+
+
+# ---- predictions 05.4, 05.5 ---------------------------------------------------------------------------------
+def test_clip_direction_prediction_matches_mindspore():
+    """The right option's numbers are what clip_by_global_norm gives; the wrong ones are other clips."""
+    grads = (ms.Tensor(np.array([[3.0]], np.float32)), ms.Tensor(np.array([0.4], np.float32)))
+    out = [float(g.asnumpy().ravel()[0]) for g in ops.clip_by_global_norm(grads, 1.0)]
+    assert np.allclose(out, [0.991, 0.132], atol=5e-4) and np.hypot(*out) == pytest.approx(1.0, rel=1e-6)
+    per_tensor = [float(ops.clip_by_norm(g, 1.0).asnumpy().ravel()[0]) for g in grads]
+    assert np.allclose(per_tensor, [1.0, 0.4])
+    assert "(0.991, 0.132)" in nb05.clip_direction.options["b"][0]
+
+
+@pytest.mark.parametrize("prediction", [nb05.clip_direction, nb05.attribute_in_graph])
+def test_predictions_explain_every_option(prediction):
+    for letter, (_text, why) in prediction.options.items():
+        result = prediction.evaluate(letter)
+        assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message

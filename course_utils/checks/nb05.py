@@ -1,13 +1,53 @@
-"""Exercises of notebook 05 (custom train steps): global norm, a clipping step, an MAE loss.
+"""Exercises of notebook 05 (custom train steps): clipping by hand, a clipping step, an MAE loss, and two
+predictions (what global-norm clipping does to the direction; what a plain attribute records in graph mode).
 
 Every oracle is float64 numpy written from the formulas (sum of squares, the closed-form MSE gradient,
 mean absolute error); none of them uses the code the notebook teaches.
+
+``ScaffoldExercise`` (also used by notebooks 07 and 08) reports a scaffold that still holds ``...`` as
+"not attempted" rather than judging it.
 """
+
+import ast
+import inspect
+import textwrap
+import types
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, as_array, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
+
+
+# ---- scaffolds: code that still holds `...` has not been attempted -----------------------------------
+def _has_ellipsis(function):
+    """True if the source of ``function`` still holds a ``...`` (a scaffold line not yet written)."""
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_name == "<lambda>":  # a lambda's source line is part of a larger statement
+        return code is not None and Ellipsis in code.co_consts
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError, IndentationError):  # no source (built in, a lambda in an expression)
+        return Ellipsis in getattr(getattr(function, "__code__", None), "co_consts", ())
+    return any(isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree))
+
+
+def unfinished(answer):
+    """True for a scaffolded function, or a class with a method of its own, whose code still holds ``...``."""
+    if isinstance(answer, types.FunctionType):
+        return _has_ellipsis(answer)
+    if isinstance(answer, type):
+        methods = [getattr(m, "__func__", m) for m in vars(answer).values()]
+        return any(_has_ellipsis(m) for m in methods if isinstance(m, types.FunctionType))
+    return False
+
+
+class ScaffoldExercise(Exercise):
+    """An exercise whose answer is a scaffold (a function or class with ``...`` lines to replace): while a
+    ``...`` is left, or the function returns ``...``, the verdict is "not attempted"."""
+
+    def evaluate(self, answer):
+        return super().evaluate(... if unfinished(answer) else answer)
 
 
 def _scalar(value, what):
@@ -18,31 +58,75 @@ def _scalar(value, what):
     return as_number(value, what)
 
 
-# ---- 05.1 global norm ------------------------------------------------------------------------------
-_NORM_CASES = (((1, 1), (1,)), ((3, 4), (4,), (2, 3, 2)), ((5,),))
+# ---- 05.1 clipping by global norm, by hand ----------------------------------------------------------------
+# (shapes, global norm of the generated gradients, max_norm; None: call with the default max_norm=1.0)
+CLIP_CASES = ((((1, 1), (1,)), 2.7, None),
+              (((3, 4), (4,), (2, 3, 2)), 0.6, 2.0),
+              (((5,),), 7.3, 0.5),
+              (((2, 2), (2,)), 1.3, 3.0),
+              (((4, 1), (1,)), 4.1, 1.5))
 
 
-def _check_global_norm(answer):
+def clip_cases():
+    """The check's gradients (float32 numpy), max_norm and global norm, case by case."""
+    rng = np.random.default_rng(51)
+    for shapes, norm, max_norm in CLIP_CASES:
+        grads = [rng.normal(0.0, 1.0, shape) for shape in shapes]
+        total = np.sqrt(sum(np.sum(g * g) for g in grads))
+        yield tuple((g * norm / total).astype(np.float32) for g in grads), max_norm
+
+
+def _np_global_clip(grads, max_norm):
+    grads = [g.astype(np.float64) for g in grads]
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    return [g * min(1.0, max_norm / norm) for g in grads], norm
+
+
+def _check_clip_by_hand(answer):
     from mindspore import Tensor
 
-    if not callable(answer):
-        return f"expected a function taking a tuple of gradients, got {type(answer).__name__}"
-    rng = np.random.default_rng(5)
-    for shapes in _NORM_CASES:
-        grads = tuple(rng.normal(0.0, 1.5, shape).astype(np.float32) for shape in shapes)
-        expected = np.sqrt(sum(np.sum(g.astype(np.float64) ** 2) for g in grads))
-        got, problem = _scalar(answer(tuple(Tensor(g) for g in grads)), "the global norm")
-        if problem:
-            return problem
-        if not np.isclose(got, expected, rtol=1e-5):
-            shown = ", ".join(str(s) for s in shapes)
-            hint = ""
-            if np.isclose(got, expected**2, rtol=1e-5):
-                hint = " (that is the sum of squares: take its square root)"
-            elif np.isclose(got, sum(np.linalg.norm(g) for g in grads), rtol=1e-5):
-                hint = " (that is the sum of the per-tensor norms: square every entry of every tensor first)"
-            return (f"for gradients of shapes {shown} the global norm is {expected:.6f}, your function "
-                    f"returned {got:.6f}{hint}")
+    if not callable(answer) or isinstance(answer, type):
+        return f"expected your function clip_by_hand(grads, max_norm=1.0), got {shown(answer)}"
+    for grads, max_norm in clip_cases():
+        limit = 1.0 if max_norm is None else max_norm
+        args = (tuple(Tensor(g) for g in grads),) + (() if max_norm is None else (max_norm,))
+        out = answer(*args)
+        if out is ...:
+            return "your function still returns `...`: replace each `...` with the lesson's code"
+        if out is None:
+            return f"your function returned None. {NONE_HINT}"
+        if not isinstance(out, (tuple, list)):
+            return (f"expected a tuple of clipped gradients, one per input tensor, got {shown(out)}"
+                    " (return the tuple, not the norm)")
+        if len(out) != len(grads):
+            return f"{len(grads)} gradients went in, {len(out)} came out: return one clipped tensor per gradient"
+        got = []
+        for i, (value, g) in enumerate(zip(out, grads)):
+            arr, problem = as_array(value, f"clipped gradient {i}")
+            if problem:
+                return problem
+            if arr.shape != g.shape:
+                return f"clipped gradient {i} has shape {arr.shape}, the gradient had {g.shape}: keep each shape"
+            if not np.all(np.isfinite(arr)):
+                return f"clipped gradient {i} holds NaN or inf"
+            got.append(arr)
+        expected, norm = _np_global_clip(grads, limit)
+        if all(np.allclose(a, e, rtol=1e-5, atol=1e-7) for a, e in zip(got, expected)):
+            continue
+        call = "clip_by_hand(grads)" if max_norm is None else f"clip_by_hand(grads, {max_norm})"
+        where = f"{call} for {len(grads)} gradients of global norm {norm:.4f}"
+        per_tensor = [g * min(1.0, limit / max(np.linalg.norm(g), 1e-30)) for g in grads]
+        if norm < limit and all(np.allclose(a, g * limit / norm, rtol=1e-5) for a, g in zip(got, grads)):
+            return (f"{where}: they are already shorter than max_norm = {limit} and must come back unchanged; "
+                    f"you scaled them up to length {limit} (the factor is min(1, max_norm / norm))")
+        if norm > limit and all(np.allclose(a, g, rtol=1e-6) for a, g in zip(got, grads)):
+            return f"{where}: they came back unchanged, but their global norm is above max_norm = {limit}"
+        if len(grads) > 1 and all(np.allclose(a, p, rtol=1e-5, atol=1e-7) for a, p in zip(got, per_tensor)):
+            return (f"{where}: you clipped each tensor on its own, which changes the direction of the update; "
+                    "scale all of them by one factor computed from the global norm")
+        length = np.sqrt(sum(np.sum(a * a) for a in got))
+        return (f"{where}: the clipped gradients should have global norm {min(norm, limit):.4f}, yours have "
+                f"{length:.4f} (first entries: expected {expected[0].ravel()[0]:.5f}, got {got[0].ravel()[0]:.5f})")
     return None
 
 
@@ -151,9 +235,12 @@ def _check_mae(answer):
     return None
 
 
-global_norm = Exercise("05.1", _check_global_norm, hints=[
-    "the global norm treats all gradients as one long vector: square, sum, and one square root at the end",
-    "square every gradient, sum each with ops.reduce_sum, add the sums, take ops.sqrt",
+global_norm = ScaffoldExercise("05.1", _check_clip_by_hand, hints=[
+    "two steps: one global norm for all the gradients together, then one factor that multiplies every gradient",
+    "the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
+    "min(1, max_norm / norm), so gradients shorter than max_norm stay as they are",
+    "norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
+    "return tuple(g * scale for g in grads)",
 ])
 clip_step = Exercise("05.2", _check_clip_step, hints=[
     "section 4's ClipStep already clips; what it must also hand back is the norm before clipping",
@@ -165,3 +252,37 @@ mae_loss = Exercise("05.3", _check_mae, hints=[
     "like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct returns "
     "self.get_loss(ops.abs(logits - labels))",
 ])
+
+clip_direction = Prediction(
+    "05.5",
+    "Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through ops.clip_by_global_norm(grads, 1.0). "
+    "What comes out?",
+    {"a": ("(1.0, 0.4): each gradient is cut to at most 1",
+           "that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is tempting "
+           "because 'clip' sounds like cutting each number, but it would change the direction of the update: the "
+           "ratio dL/dw : dL/db would go from 7.5 to 2.5. clip_by_global_norm scales all gradients by one factor"),
+     "b": ("(0.991, 0.132): both divided by the global norm, so the direction stays and the length becomes 1",
+           "one factor, max_norm / norm = 1 / 3.03, multiplies every gradient: the update points the same way as "
+           "the gradient, it is only shorter. Below max_norm the factor is 1 and nothing changes"),
+     "c": ("(1.0, 0.133): everything divided by the largest entry, so the largest becomes 1",
+           "that would bound the largest entry (an L-infinity clip), a plausible reading of 'clip to 1.0'. "
+           "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = 1")},
+    answer="b")
+attribute_in_graph = Prediction(
+    "05.4",
+    "In graph mode, AttributeStep assigns the gradient norm to a plain attribute, self.grad_norm, inside construct. "
+    "After each of five training steps you read step.grad_norm. What do you see?",
+    {"a": ("the norm of each step, falling as training goes on",
+           "that is what PyNative mode gives, where construct runs as Python at every call; the cell below shows it. "
+           "In graph mode construct runs as Python only once, while it is compiled"),
+     "b": ("the first step's norm, five times",
+           "construct is compiled into a graph on the first call; the Python assignment to self.grad_norm runs "
+           "during that compilation and is not part of the graph, so later steps never update it. No error, no "
+           "warning: return the value or keep it in a Parameter written with ops.assign"),
+     "c": ("0, the value set in __init__",
+           "the assignment does run once, while the graph is compiled on the first call, so the attribute does "
+           "change from 0; it is the later steps that never update it"),
+     "d": ("an error: graph mode cannot assign attributes in construct",
+           "graph mode refuses some Python (try, del, yield: notebook 06), but an attribute assignment compiles "
+           "without a word, which is what makes this trap silent")},
+    answer="b")

@@ -151,3 +151,22 @@ def test_reset_check_restores_the_mode():
         assert ms.get_context("mode") == ms.GRAPH_MODE
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+# ---- predictions 06.4, 06.5 ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("prediction", [nb06.just_above_limit, nb06.set_data_after_steps])
+def test_predictions_explain_every_option(prediction):
+    assert prediction.evaluate(...).status == NOT_ATTEMPTED
+    for letter, (_text, why) in prediction.options.items():
+        result = prediction.evaluate(letter)
+        assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
+
+
+def test_just_above_limit_numbers_follow_from_the_hessian():
+    """The explanation's numbers: 1 - 0.85·λmax = -1.11 on the error, about 1.23 per step on the loss."""
+    from course_utils.data import make_linear_data
+
+    x = make_linear_data()[0].astype(np.float64).ravel()
+    lam_max = np.linalg.eigvalsh(2 * np.array([[np.mean(x * x), np.mean(x)], [np.mean(x), 1.0]]))[-1]
+    assert round(2 / lam_max, 3) == 0.807 and round(1 - 0.85 * lam_max, 2) == -1.11
+    assert round((1 - 0.85 * lam_max) ** 2, 2) == 1.23 and 1e8 < (1 - 0.85 * lam_max) ** 200 < 1e10

@@ -2,13 +2,14 @@
 
 The runs to diagnose are simulated here with plain numpy gradient descent, in float32 like MindSpore, so
 the checks share no code with the notebook. Fixes are checked against closed-form facts (2/λmax of the
-loss Hessian) and numpy gradient descent.
+loss Hessian) and numpy gradient descent. Two predictions: what a learning rate just above the limit does,
+and what set_data does after the optimizer has stepped in PyNative mode.
 """
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, as_number
+from course_utils.exercises import Exercise, Prediction, as_number
 
 TOO_LARGE = "learning rate too large"
 TOO_SMALL = "learning rate too small"
@@ -218,3 +219,40 @@ reset = Exercise("06.3", _check_reset, hints=[
     " Parameter",
     "ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)",
 ])
+
+just_above_limit = Prediction(
+    "06.4",
+    "The largest stable learning rate here is 2/λmax = 0.807. What does the loss do in 100 steps at lr = 0.85, "
+    "5% above it?",
+    {"a": ("it still falls, only more slowly or with some wobble: 5% is a small excess",
+           "5% sounds harmless, but the limit is sharp. Along the steepest direction each step multiplies the error "
+           "by 1 - lr·λmax = 1 - 0.85·2.48 = -1.11: the error grows 11% per step, the loss 23%, whatever happens "
+           "in the other direction"),
+     "b": ("it grows at every step, past 1e8 after 100 steps, but stays finite: no inf, no NaN",
+           "a factor of 1.11 per step on the error is about 1.23 on the loss: 1.23^100 is about 1e9. Divergence at "
+           "the limit is slow; it takes a larger lr (1.1 here) to overflow float32 to inf within 100 steps, and NaN "
+           "comes only after inf"),
+     "c": ("it becomes NaN within a few steps",
+           "NaN is what people remember of divergence, but it is the last stage: the loss must first overflow "
+           "float32 (inf, about 3e38), and only then does inf - inf give NaN. Just above the limit the growth is "
+           "about 23% per step, far too slow for that in 100 steps")},
+    answer="b")
+set_data_after_steps = Prediction(
+    "06.5",
+    "In PyNative mode, after 20 steps you put the initial weight and bias back with Parameter.set_data and train 20 "
+    "more steps with the same optimizer. What happens?",
+    {"a": ("training starts again and repeats the first run's losses exactly",
+           "that is what happens in graph mode with a TrainOneStepCell (the end of this section shows it), and it "
+           "is what set_data promises. In PyNative, once the optimizer has stepped, the new data is no longer what "
+           "the optimizer updates"),
+     "b": ("the parameters take the initial values and then never move again: the loss stays at its first value",
+           "set_data replaces the parameter's data, but in PyNative, once the optimizer has stepped, its updates no "
+           "longer reach the values you read: they stay frozen, with no error and no warning, although the gradient "
+           "is large. ops.assign writes into the existing parameter and keeps it trainable"),
+     "c": ("set_data raises an error, because the optimizer holds the parameters",
+           "nothing is raised and nothing is logged: the values have the right shape and dtype, and MindSpore sees "
+           "nothing wrong. That silence is what makes the trap hard to see"),
+     "d": ("the new values are ignored: the parameters keep their trained values and training goes on",
+           "the values do change: reading the parameters after set_data gives exactly the initial values. What "
+           "stops is the updating afterwards")},
+    answer="b")

@@ -33,3 +33,15 @@ def reset_parameters(net, weight, bias):  # noqa: F811  (replaces the exercise's
 answer = reset_parameters
 
 nb06.reset.check(answer)
+
+
+# %% 06.4 nb06.just_above_limit
+answer = "b"  # the error grows 1.11x per step along the steepest direction: slow, finite divergence
+
+nb06.just_above_limit.check(answer)
+
+
+# %% 06.5 nb06.set_data_after_steps
+answer = "b"  # PyNative: set after the optimizer has stepped, the parameter never moves again
+
+nb06.set_data_after_steps.check(answer)

@@ -245,3 +245,88 @@ def test_time_calls_rejects_bad_arguments(kwargs, error, text):
 def test_time_calls_requires_repeat_by_keyword():
     with pytest.raises(TypeError):
         time_calls(print)  # repeat is keyword-only and required
+
+
+# ---- 10.4 a learning-rate schedule compiled once ---------------------------------------------------
+def _schedule_trainer(mistake=None):
+    """train_with_schedule written here, with one typical mistake or none."""
+    from mindspore import ops
+
+    def train_with_schedule(net, loss_fn, x, y, schedule):
+        params = net.trainable_params()
+
+        def forward(x, y):
+            return loss_fn(net(x), y)
+
+        grad_fn = ms.value_and_grad(forward, None, params)
+
+        def sgd_step(x, y, lr):
+            loss, grads = grad_fn(x, y)
+            for p, g in zip(params, grads):
+                ops.assign(p, p + lr * g if mistake == "ascent" else p - lr * g)
+            return loss
+
+        step = sgd_step if mistake == "eager" else ms.jit(sgd_step)
+        losses = []
+        for lr in schedule:
+            if mistake == "float":
+                losses.append(step(x, y, lr))
+            elif mistake == "first lr":
+                losses.append(step(x, y, Tensor(schedule[0], ms.float32)))
+            else:
+                losses.append(step(x, y, Tensor(lr, ms.float32)))
+        return None if mistake == "no return" else losses
+
+    return train_with_schedule
+
+
+def test_schedule_oracle_is_one_step_per_rate():
+    x, y, w0 = nb10._schedule_data()
+    losses, w, b = nb10.schedule_oracle([0.0, 0.0])
+    assert losses[0] == losses[1] and np.allclose(w, w0.ravel()) and b == 0.0  # lr 0: nothing moves
+    assert nb10.SCHEDULE != [0.5 * 0.8 ** k for k in range(len(nb10.SCHEDULE))]  # not the lesson's schedule
+
+
+def test_schedule_train_accepts_the_reference():
+    result = nb10.schedule_train.evaluate(_schedule_trainer())
+    assert result.status == CORRECT, result.message
+
+
+@pytest.mark.parametrize("mistake, text", [
+    ("float", "pass Tensor(lr, ms.float32)"),  # recompiles for every value
+    ("eager", "decorate it with @ms.jit"),  # never compiled
+    ("ascent", "the loss before step 1 should be"),
+    ("first lr", "the loss before step 2 should be"),
+    ("no return", "return the list of the 6 losses"),
+])
+def test_schedule_train_rejects(mistake, text):
+    result = nb10.schedule_train.evaluate(_schedule_trainer(mistake))
+    assert result.status == INCORRECT and text in result.message, result.message
+
+
+def test_schedule_train_is_not_fooled_by_constants_or_inputs():
+    oracle_losses = nb10.schedule_oracle()[0].tolist()
+    for answer in (lambda net, loss_fn, x, y, schedule: schedule,
+                   lambda net, loss_fn, x, y, schedule: [0.0] * 6,
+                   lambda net, loss_fn, x, y, schedule: oracle_losses,  # right losses, weights never trained
+                   "train_with_schedule"):
+        assert nb10.schedule_train.evaluate(answer).status == INCORRECT
+
+
+def _schedule_stub(net, loss_fn, x, y, schedule):
+    grad_fn = ...
+    return grad_fn
+
+
+def test_schedule_train_scaffold_is_not_attempted():
+    assert nb10.schedule_train.evaluate(_schedule_stub).status == NOT_ATTEMPTED
+
+
+# ---- predictions ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("prediction, right", [(nb10.same_weights, "a"), (nb10.rebound_optimizer, "b")])
+def test_predictions_explain_every_option(prediction, right):
+    assert prediction.evaluate(right).status == CORRECT
+    for letter, (_text, why) in prediction.options.items():
+        if letter != right:
+            result = prediction.evaluate(letter)
+            assert result.status == INCORRECT and why in result.message

@@ -3,7 +3,8 @@
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, as_array
+from course_utils.checks.nb09 import ScaffoldExercise
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
 
 # ---- 10.1 which mode finishes first ------------------------------------------------------------
 # (n_steps, compile_s, pynative_step_s, graph_step_s): typical of a laptop, and the edges that matter.
@@ -87,6 +88,89 @@ def _check_compiles(answer):
             "(the next cell measures it)")
 
 
+# ---- 10.4 a schedule that compiles once -------------------------------------------------------------
+SCHEDULE = [0.4 * 0.7 ** k for k in range(6)]  # the checker's decaying learning rates (the lesson's: 0.5 * 0.8**k)
+_traces = []
+
+
+def _schedule_data():
+    """The checker's own task: 2 features, 12 samples, and starting weights (not the lesson's y = 2x)."""
+    rng = np.random.default_rng(10)
+    x = rng.uniform(-1.0, 1.0, (12, 2)).astype(np.float32)
+    y = (x @ np.array([[0.8], [-1.2]]) + 0.5 + rng.normal(0.0, 0.05, (12, 1))).astype(np.float32)
+    w0 = rng.normal(0.0, 0.3, (1, 2)).astype(np.float32)
+    return x, y, w0
+
+
+def schedule_oracle(schedule=None):
+    """Float64 gradient descent with one learning rate per step: (loss before each step, w, b)."""
+    x, y, w0 = _schedule_data()
+    x, y, w, b = x.astype(np.float64), y.astype(np.float64), w0.astype(np.float64).T, 0.0
+    losses = []
+    for lr in SCHEDULE if schedule is None else schedule:
+        err = x @ w + b - y
+        losses.append(float(np.mean(err ** 2)))
+        w, b = w - lr * 2 * x.T @ err / len(x), b - lr * 2 * float(np.mean(err))
+    return np.array(losses), w.ravel(), b
+
+
+def _counting_loss():
+    """An MSE Cell that counts how often Python traces it: once per compile inside @ms.jit, once per call
+    when it runs eagerly (PyNative)."""
+    import mindspore as ms
+    from mindspore import nn, ops
+
+    @ms.constexpr
+    def traced():
+        _traces.append(1)
+
+    class CountingMSE(nn.Cell):
+        def construct(self, pred, label):
+            traced()
+            return ops.mean((pred - label) ** 2)
+
+    return CountingMSE()
+
+
+def _check_schedule_train(answer):
+    import mindspore as ms
+    from mindspore import Tensor, nn, ops
+
+    if not callable(answer):
+        return f"expected your function train_with_schedule, got {shown(answer)}"
+    x, y, w0 = _schedule_data()
+    net = nn.Dense(2, 1)
+    ops.assign(net.weight, Tensor(w0))
+    ops.assign(net.bias, Tensor([0.0], ms.float32))
+    _traces.clear()
+    losses = answer(net, _counting_loss(), Tensor(x), Tensor(y), list(SCHEDULE))
+    traces = len(_traces)
+    if isinstance(losses, np.ndarray):
+        losses = losses.tolist()
+    if not isinstance(losses, (list, tuple)) or len(losses) != len(SCHEDULE):
+        return (f"train_with_schedule returned {shown(losses)}; return the list of the {len(SCHEDULE)} losses, "
+                f"one per learning rate" + (f". {NONE_HINT}" if losses is None else ""))
+    want_losses, want_w, want_b = schedule_oracle()
+    for k, (got, want) in enumerate(zip(losses, want_losses)):
+        value, problem = as_number(got, f"loss {k}")
+        if problem:
+            return problem
+        if not np.isclose(value, want, rtol=1e-4, atol=1e-7):
+            return (f"with the learning rates {[round(lr, 4) for lr in SCHEDULE]}, the loss before step {k} should be "
+                    f"{want:.6f}, got {value:.6f}: one SGD step per learning rate, p - lr * g for every parameter")
+    w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
+    if not (np.allclose(w, want_w, rtol=1e-4, atol=1e-6) and np.isclose(b, want_b, rtol=1e-4, atol=1e-6)):
+        return (f"after the schedule w = {np.round(w, 5).tolist()}, b = {b:.5f}; plain gradient descent gives "
+                f"w = {np.round(want_w, 5).tolist()}, b = {want_b:.5f}: update the net's own parameters")
+    if traces == 0:
+        return "the loss function you were given was never called: compute the loss with loss_fn(net(x), y)"
+    if traces > 1:
+        return (f"the loss was traced {traces} times for {len(SCHEDULE)} steps: either the step runs eagerly "
+                "(decorate it with @ms.jit) or every new learning rate compiles again (a Python float is baked "
+                "into the graph: pass Tensor(lr, ms.float32))")
+    return None
+
+
 # ---- 10.3 a construct that compiles ----------------------------------------------------------------
 def _check_graph_act(answer):
     import mindspore as ms
@@ -126,7 +210,8 @@ def _check_graph_act(answer):
 
 
 faster_mode = Exercise("10.1", _check_faster_mode, hints=[
-    "compare the total time of both modes for n steps; graph mode pays its compile once",
+    "compare the total time each mode needs for all n steps",
+    "graph mode pays compile_s once and then graph_step_s per step; PyNative pays pynative_step_s per step",
     "compare n * pynative_step_s with compile_s + n * graph_step_s; a tie is no gain",
 ])
 compiles = Exercise("10.2", _check_compiles, hints=[
@@ -137,3 +222,40 @@ graph_act = Exercise("10.3", _check_graph_act, hints=[
     "read MindSpore's message: it names what graph mode cannot parse",
     "MindSpore's message says it: put the lambda on a line of its own (an if statement), or use def, or nn.Identity()",
 ])
+
+schedule_train = ScaffoldExercise("10.4", _check_schedule_train, hints=[
+    "start from make_sgd_step above: the same step, and a loop that calls it once per learning rate",
+    "the step must be compiled (@ms.jit), and the argument that changes at every call must not be a Python "
+    "float",
+    "in the loop: losses.append(sgd_step(x, y, Tensor(lr, ms.float32))); the step's body is "
+    "loss, grads = grad_fn(x, y), then ops.assign(p, p - lr * g) for each parameter and its gradient",
+])
+
+# ---- predictions --------------------------------------------------------------------------------------
+same_weights = Prediction(
+    "10.5", "The same net, seed and data, trained 100 steps in PyNative and 100 steps in graph mode: how do the "
+            "final weights compare?",
+    {"a": ("identical, bit for bit",
+           "both modes run the same CPU kernels on the same numbers in the same order; compiling changes when and "
+           "how operations are launched, not the arithmetic"),
+     "b": ("within about 1e-6, but not bit for bit: the compiler reorders and fuses operations",
+           "compilers for big networks may fuse or reorder operations, and then float32 rounding can differ; on "
+           "this net and this CPU backend nothing is reordered: the next cell compares all 100 losses bit for bit"),
+     "c": ("graph mode is less accurate: it trades precision for speed",
+           "graph mode is faster because it removes Python and launch overhead, not because it computes with "
+           "fewer bits: both modes compute in float32")},
+    answer="a")
+rebound_optimizer = Prediction(
+    "10.6", "train_step was compiled with the global `optimizer` (lr 0.5). Now `optimizer = nn.SGD(..., "
+            "learning_rate=0.0)` rebinds that name. What does the next train_step(X, Y) do?",
+    {"a": ("nothing: the learning rate is now 0",
+           "in Python the function would look the global name up again at each call; the compiled graph does not: "
+           "it captured the optimizer object it was compiled with"),
+     "b": ("a step with lr 0.5, as before",
+           "the compiled graph holds the optimizer object it saw when it compiled; rebinding a global name does "
+           "not change that object and is not among the things that trigger a recompile (shapes, dtypes, Python "
+           "argument values). Build a new step function after changing the optimizer"),
+     "c": ("it compiles again and steps with lr 0.0",
+           "a recompile happens for a new argument shape, dtype or Python value; a global rebound between calls is "
+           "not checked, so the old graph runs")},
+    answer="b")

@@ -31,3 +31,42 @@ answer = WithActFixed
 
 nb10.graph_act.check(answer)
 assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check should restore the mode"
+
+
+# %% 10.4 nb10.schedule_train
+def train_with_schedule(net, loss_fn, x, y, schedule):
+    params = net.trainable_params()
+
+    def forward(x, y):
+        return loss_fn(net(x), y)
+
+    grad_fn = ms.value_and_grad(forward, None, params)
+
+    @ms.jit
+    def sgd_step(x, y, lr):
+        loss, grads = grad_fn(x, y)
+        for p, g in zip(params, grads):
+            ops.assign(p, p - lr * g)
+        return loss
+
+    losses = []
+    for lr in schedule:
+        losses.append(sgd_step(x, y, Tensor(lr, ms.float32)))  # a Tensor: one compile for every value
+    return losses
+
+
+answer = train_with_schedule
+
+nb10.schedule_train.check(answer)
+
+
+# %% 10.5 nb10.same_weights
+answer = "a"
+
+nb10.same_weights.check(answer)
+
+
+# %% 10.6 nb10.rebound_optimizer
+answer = "b"
+
+nb10.rebound_optimizer.check(answer)

@@ -6,21 +6,144 @@ os.environ.setdefault("GLOG_v", "3")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from mindspore import Tensor, ops  # noqa: E402
 from mindspore.train import Callback, Metric  # noqa: E402
 
 from course_utils.checks import nb07  # noqa: E402
 from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED  # noqa: E402
 
 
-# ---- 07.1 ----------------------------------------------------------------------------------------
-def test_train_monitor():
-    assert nb07.train_monitor.evaluate(...).status == NOT_ATTEMPTED
-    assert nb07.train_monitor.evaluate("loss").status == CORRECT
-    for wrong in ("eval_loss", "mse"):
-        result = nb07.train_monitor.evaluate(wrong)
-        assert result.status == INCORRECT and "all 4 epochs ran" in result.message, result.message
-    result = nb07.train_monitor.evaluate(0)
-    assert result.status == INCORRECT and "string" in result.message
+# ---- 07.1 KeepBest ----------------------------------------------------------------------------------
+class KeepBestReference(Callback):
+    def on_train_begin(self, run_context):
+        self.best, self.saved = np.inf, {}
+
+    def _score(self, cb_params):
+        return cb_params.eval_results["mse"]
+
+    def _snapshot(self, cb_params):
+        return {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}
+
+    def on_train_epoch_end(self, run_context):
+        cb_params = run_context.original_args()
+        if self._score(cb_params) < self.best:
+            self.best, self.saved = self._score(cb_params), self._snapshot(cb_params)
+
+    def on_train_end(self, run_context):
+        for p in run_context.original_args().network.trainable_params():
+            ops.assign(p, Tensor(self.saved[p.name]))
+
+
+class KeepBestWithSetData(KeepBestReference):
+    """Also right: after training, set_data is safe (the PyNative trap is about training afterwards)."""
+
+    def on_train_end(self, run_context):
+        for p in run_context.original_args().network.trainable_params():
+            p.set_data(Tensor(self.saved[p.name]))
+
+
+class WithoutCopies(KeepBestReference):
+    def _snapshot(self, cb_params):
+        return {p.name: p.asnumpy() for p in cb_params.network.trainable_params()}  # shares memory
+
+
+class NeverRestores(KeepBestReference):
+    def on_train_end(self, run_context):
+        pass
+
+
+class WatchesEvalLoss(KeepBestReference):
+    def _score(self, cb_params):
+        return cb_params.eval_results["eval_loss"]
+
+
+class WatchesTrainingLoss(KeepBestReference):
+    def _score(self, cb_params):
+        return float(cb_params.net_outputs.asnumpy())
+
+
+class KeepsTheWorst(KeepBestReference):
+    def _score(self, cb_params):
+        return -cb_params.eval_results["mse"]
+
+
+class OldStyleHooks(Callback):
+    def epoch_end(self, run_context):
+        pass
+
+
+class Scaffold(Callback):  # the notebook's scaffold, untouched
+    def on_train_begin(self, run_context):
+        self.best_mse, self.best_weights = float("inf"), None
+
+    def on_train_epoch_end(self, run_context):
+        mse = ...
+        if mse < self.best_mse:
+            ...
+
+    def on_train_end(self, run_context):
+        ...
+
+
+class HalfDone(Scaffold):
+    def on_train_epoch_end(self, run_context):
+        cb_params = run_context.original_args()
+        mse = cb_params.eval_results["mse"]
+        if mse < self.best_mse:
+            self.best_mse = mse
+            self.best_weights = {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}
+
+
+def test_keep_best_settings_tell_the_rules_apart():
+    """In each setting the best epoch by validation mse is neither the last nor where eval_loss or the training
+    loss is lowest, with a margin far above float32 noise; and the best epoch differs between the settings."""
+    best = []
+    for setting in nb07.KEEP_BEST_SETTINGS:
+        rows = nb07.keep_best_oracle(setting)
+        epochs = {}
+        for rule in ("mse", "eval_loss", "last_step"):
+            values = np.array([r[rule] for r in rows])
+            epochs[rule] = int(np.argmin(values)) + 1
+            assert np.sort(values)[1] > 1.1 * np.sort(values)[0], (rule, values)
+        assert len({epochs["mse"], epochs["eval_loss"], epochs["last_step"], setting["epochs"]}) == 4, epochs
+        best.append(epochs["mse"])
+    assert len(set(best)) == len(best)
+
+
+@pytest.mark.parametrize("answer", [KeepBestReference, KeepBestWithSetData])
+def test_keep_best_accepts_correct_answers(answer):
+    result = nb07.keep_best.evaluate(answer)
+    assert result.status == CORRECT, result.message
+
+
+@pytest.mark.parametrize("wrong, text", [
+    (WithoutCopies, "the last epoch's weights"),
+    (NeverRestores, "the last epoch's weights"),
+    (WatchesEvalLoss, "where eval_loss is lowest"),
+    (WatchesTrainingLoss, "the training loss (net_outputs)"),
+    (KeepsTheWorst, "the net ends with the weights of epoch"),
+    (OldStyleHooks, "defines a 1.x method"),
+    (KeepBestReference(), "not an instance"),
+    (Metric, "derived from mindspore.train.Callback"),
+    ("KeepBest", "derived from mindspore.train.Callback"),
+])
+def test_keep_best_rejects_wrong_answers(wrong, text):
+    result = nb07.keep_best.evaluate(wrong)
+    assert result.status == INCORRECT and text in result.message, result.message
+
+
+@pytest.mark.parametrize("answer", [Scaffold, HalfDone, ...])
+def test_keep_best_scaffold_is_not_attempted(answer):
+    assert nb07.keep_best.evaluate(answer).status == NOT_ATTEMPTED
+
+
+# ---- predictions 07.4, 07.5 -----------------------------------------------------------------------
+@pytest.mark.parametrize("prediction", [nb07.eval_loss_meaning, nb07.plateau_under_train])
+def test_predictions_explain_every_option(prediction):
+    assert prediction.evaluate(...).status == NOT_ATTEMPTED
+    for letter, (_text, why) in prediction.options.items():
+        result = prediction.evaluate(letter)
+        assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
 
 
 # ---- 07.2 ----------------------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 """Exercises of notebook 07 (the Model API, callbacks and metrics).
 
 Each check runs the learner's answer in a real ``Model`` run or on real batches and compares with numpy:
-epoch losses of plain mini-batch gradient descent, a root mean squared error over all samples.
+momentum gradient descent with per-epoch validation, epoch losses of plain mini-batch gradient descent, a
+root mean squared error over all samples. Two predictions: what EarlyStopping and ReduceLROnPlateau do under
+``model.train``, and what ``eval_loss`` covers in ``fit``.
 """
 
 import numpy as np
 
 from course_utils._validate import shown
+from course_utils.checks.nb05 import ScaffoldExercise
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise, as_number
+from course_utils.exercises import Exercise, Prediction, as_number
 
 BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
 LR = 0.5
@@ -70,30 +73,89 @@ def expected_stop_epoch(threshold, epochs=15):
     return next(k for k, mean in enumerate(means, 1) if mean < threshold)
 
 
-# ---- 07.1: the monitor that works under model.train -----------------------------------------------------
-def _check_train_monitor(answer):
-    if not isinstance(answer, str):
-        return f"expected the monitor's name as a string (such as 'eval_loss'), got {shown(answer)}"
-    from mindspore.train import EarlyStopping
+# ---- 07.1: a callback that keeps the best epoch's weights ---------------------------------------------------
+# Each setting: data (n, w, b, seed), training samples, Momentum(lr, 0.9), epochs. Batches of 10, validation in two
+# batches of 10 (so that eval_loss, the last batch's loss, differs from the mse over the whole validation set).
+KEEP_BEST_SETTINGS = ({"n": 50, "w": 3.0, "b": -0.5, "seed": 29, "train": 30, "lr": 0.3, "epochs": 10},
+                      {"n": 50, "w": 1.0, "b": 2.0, "seed": 22, "train": 30, "lr": 0.25, "epochs": 10})
+MOMENTUM = 0.9
 
-    x, y = make_linear_data()
-    counter = _counter()
-    # min_delta is huge: from the second epoch on nothing counts as an improvement, so a working monitor stops
-    # training after epoch 2 (patience=1).
-    _zero_model().train(4, _dataset(x, y, 50), callbacks=[EarlyStopping(monitor=answer, min_delta=1.0, patience=1),
-                                                            counter])
-    if counter.epochs == 4:
-        return (f"with monitor={answer!r}, EarlyStopping found nothing to watch under model.train and all 4 epochs "
-                f"ran. model.train does not validate: what is there to watch at the end of each epoch?")
-    if counter.epochs != 2:
-        return f"unexpected: training ran {counter.epochs} epochs"
+
+def _keep_best_data(setting):
+    x, y = make_linear_data(n=setting["n"], w=setting["w"], b=setting["b"], noise=0.05, seed=setting["seed"])
+    k = setting["train"]
+    return x[:k], y[:k], x[k:], y[k:]
+
+
+def keep_best_oracle(setting):
+    """Momentum gradient descent in float64 from w = b = 0: per epoch, the (w, b) at its end, the validation mse,
+    the loss of the last validation batch (eval_loss) and the loss of the last training step."""
+    xt, yt, xv, yv = (a[:, 0].astype(np.float64) for a in _keep_best_data(setting))
+    w = b = vw = vb = 0.0
+    rows = []
+    for _ in range(setting["epochs"]):
+        for i in range(0, len(xt), 10):
+            xb, yb = xt[i:i + 10], yt[i:i + 10]
+            r = w * xb + b - yb
+            last_step = np.mean(r * r)
+            vw, vb = MOMENTUM * vw + 2 * np.mean(r * xb), MOMENTUM * vb + 2 * np.mean(r)
+            w, b = w - setting["lr"] * vw, b - setting["lr"] * vb
+        rows.append({"w": w, "b": b, "mse": np.mean((w * xv + b - yv) ** 2),
+                     "eval_loss": np.mean((w * xv[-10:] + b - yv[-10:]) ** 2), "last_step": last_step})
+    return rows
+
+
+def _check_keep_best(answer):
+    from mindspore import nn
+    from mindspore.train import Callback, Model
+
+    if isinstance(answer, Callback):
+        return "set answer to the class itself (KeepBest), not an instance (KeepBest())"
+    if not isinstance(answer, type) or not issubclass(answer, Callback):
+        return f"expected a class derived from mindspore.train.Callback, got {shown(answer)}"
+    for setting in KEEP_BEST_SETTINGS:
+        rows = keep_best_oracle(setting)
+        epoch_of = {rule: 1 + int(np.argmin([r[rule] for r in rows])) for rule in ("mse", "eval_loss", "last_step")}
+        best = rows[epoch_of["mse"] - 1]
+        xt, yt, xv, yv = _keep_best_data(setting)
+        net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
+        optimizer = nn.Momentum(net.trainable_params(), learning_rate=setting["lr"], momentum=MOMENTUM)
+        try:
+            Model(net, nn.MSELoss(), optimizer, metrics={"mse"}).fit(
+                setting["epochs"], _dataset(xt, yt, 10), _dataset(xv, yv, 10), callbacks=[answer()])
+        except ValueError as error:
+            if "on_train" in str(error):
+                return ("model.fit refused the callback because it defines a 1.x method (epoch_end, end, ...): "
+                        "use on_train_epoch_end and on_train_end")
+            raise
+        got = (float(net.weight.asnumpy().ravel()[0]), float(net.bias.asnumpy().ravel()[0]))
+        where = f"in a fit of {setting['epochs']} epochs whose validation mse is lowest after epoch {epoch_of['mse']}"
+        if np.allclose(got, (best["w"], best["b"]), rtol=1e-4, atol=1e-4):
+            continue
+        found = next((k for k, r in enumerate(rows, 1) if np.allclose(got, (r["w"], r["b"]), rtol=1e-4, atol=1e-4)),
+                     None)
+        if found is None:
+            return (f"{where}, the net ends with w, b = {got[0]:.5f}, {got[1]:.5f}, the weights of no epoch's end; "
+                    f"expected epoch {epoch_of['mse']}'s {best['w']:.5f}, {best['b']:.5f}")
+        if found == setting["epochs"]:
+            return (f"{where}, the net ends with the last epoch's weights: put the best ones back in on_train_end, "
+                    "and keep copies of their values (p.asnumpy().copy()), not the Parameters, which go on changing")
+        if found == epoch_of["eval_loss"]:
+            return (f"{where}, the net ends with epoch {found}'s weights, where eval_loss is lowest: eval_loss is "
+                    "only the last validation batch's loss; watch cb_params.eval_results['mse']")
+        if found == epoch_of["last_step"]:
+            return (f"{where}, the net ends with epoch {found}'s weights, where the training loss (net_outputs) is "
+                    "lowest: watch the validation mse, cb_params.eval_results['mse']")
+        return f"{where}, the net ends with the weights of epoch {found}"
     return None
 
 
-train_monitor = Exercise("07.1", _check_train_monitor, hints=[
-    "under model.train no validation runs: which number does every epoch end still have?",
-    "under model.train the only number at an epoch's end is the training loss of its last step "
-    "(cb_params.net_outputs); EarlyStopping's docstring names it",
+keep_best = ScaffoldExercise("07.1", _check_keep_best, hints=[
+    "two moments matter: the end of each epoch, when fit has just validated, and the end of training",
+    "on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, keep it "
+    "and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}",
+    "on_train_end: for every parameter p of cb_params.network.trainable_params(), "
+    "ops.assign(p, Tensor(self.best_weights[p.name]))",
 ])
 
 
@@ -209,3 +271,34 @@ rmse_metric = Exercise("07.3", _check_rmse_metric, hints=[
     "keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
     "self._convert_data(tensor) gives a numpy array",
 ])
+
+
+# ---- predictions -------------------------------------------------------------------------------------------
+plateau_under_train = Prediction(
+    "07.5",
+    "EarlyStopping(patience=0) and ReduceLROnPlateau(factor=0.5, patience=0), both with their default "
+    "monitor='eval_loss', are given to model.train (no validation set) for 3 epochs at lr 0.5. What happens?",
+    {"a": ("they watch the training loss instead: training stops early and the learning rate is halved",
+           "a sensible fallback, but MindSpore does not switch monitors: eval_loss is the only thing they look for, "
+           "and under model.train it does not exist. monitor='loss' (the training loss) must be asked for"),
+     "b": ("model.train raises an error: there is no eval_loss without validation",
+           "an error would be kinder; instead the callbacks log a warning each epoch (which GLOG_v=3 also hides) "
+           "and carry on"),
+     "c": ("all 3 epochs run and the learning rate stays 0.5: both only log a warning each epoch",
+           "under model.train nothing is validated, so the value they watch never appears: each epoch they log "
+           "'eval_loss, which is not available' and do nothing. With GLOG_v=3 you do not even see the warning")},
+    answer="c")
+eval_loss_meaning = Prediction(
+    "07.4",
+    "In fit, the validation set (20 samples) comes in two batches of 10. Which number is "
+    "cb_params.eval_results['eval_loss']?",
+    {"a": ("the mean squared error over all 20 validation samples, the same as the 'mse' metric",
+           "what the name suggests, and true when the validation set is one batch; with two batches, eval_loss "
+           "covers only the second"),
+     "b": ("the mean of the two batch losses",
+           "that is what the 'loss' metric does (section 7 shows it): it averages the batch losses. eval_loss is "
+           "another number: MindSpore creates a new loss accumulator for every validation batch"),
+     "c": ("the loss of the last validation batch only",
+           "on 2.10 a new loss accumulator is made for every validation batch, so only the last one's loss is left. "
+           "Give fit the validation set as one batch, or watch a metric such as 'mse'")},
+    answer="c")

@@ -1,9 +1,28 @@
 """Reference solutions of notebook 07 (see course_utils/solutions/__init__.py)."""
 
-# %% 07.1 nb07.train_monitor
-answer = "loss"
+# %% 07.1 nb07.keep_best
+class KeepBest(Callback):
+    """In model.fit: keep the weights of the epoch with the lowest validation mse; put them back at the end."""
 
-nb07.train_monitor.check(answer)
+    def on_train_begin(self, run_context):
+        self.best_mse, self.best_weights = float("inf"), None
+
+    def on_train_epoch_end(self, run_context):
+        cb_params = run_context.original_args()
+        mse = cb_params.eval_results["mse"]  # over the whole validation set (eval_loss is its last batch's)
+        if mse < self.best_mse:
+            self.best_mse = mse
+            # copies: asnumpy() may share memory with the Parameter, which goes on changing
+            self.best_weights = {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}
+
+    def on_train_end(self, run_context):
+        for p in run_context.original_args().network.trainable_params():
+            ops.assign(p, Tensor(self.best_weights[p.name]))
+
+
+answer = KeepBest
+
+nb07.keep_best.check(answer)
 
 
 # %% 07.2 nb07.stop_below
@@ -49,3 +68,15 @@ class RMSE(Metric):
 answer = RMSE
 
 nb07.rmse_metric.check(answer)
+
+
+# %% 07.4 nb07.eval_loss_meaning
+answer = "c"  # a new loss accumulator for every validation batch: only the last batch's loss is left
+
+nb07.eval_loss_meaning.check(answer)
+
+
+# %% 07.5 nb07.plateau_under_train
+answer = "c"  # no validation under model.train: eval_loss never appears, a hidden warning each epoch
+
+nb07.plateau_under_train.check(answer)

@@ -295,3 +295,23 @@ def test_reseal_crc_makes_an_edited_file_pass(tmp_path):
     ms.save_checkpoint([{"name": "w", "data": ms.Tensor(w)}], path)  # no CRC trailer
     with pytest.raises(ValueError, match="no CRC trailer"):
         reseal_crc(path)
+
+
+# ---- predictions 08.3, 08.4 -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("prediction", [nb08.missing_key, nb08.flipped_bit])
+def test_predictions_explain_every_option(prediction):
+    assert prediction.evaluate(...).status == NOT_ATTEMPTED
+    for letter, (_text, why) in prediction.options.items():
+        result = prediction.evaluate(letter)
+        assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
+
+
+def test_missing_key_prediction_says_what_mindspore_returns(tmp_path):
+    """Option (b) of 08.3, on a net and file of this test's own: no error, the weight loaded, the bias reported."""
+    ms = _ms()
+    path = str(tmp_path / "no_bias.ckpt")
+    ms.save_checkpoint([{"name": "dense.weight", "data": ms.Tensor(np.array([[0.75]], np.float32))}], path)
+    net = nb08._one_dense_net()
+    assert ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) == (["dense.bias"], [])
+    assert nb08._weights(net) == (0.75, 0.0)
+    assert "(['dense.bias'], [])" in nb08.missing_key.options[nb08.missing_key.answer][0]

@@ -5,6 +5,8 @@
      checker writes itself (complete, missing a key, with optimizer state, under another prefix).
 08.2 ``resume(path, steps)``: continue a Momentum training run from a train-cell checkpoint. Checked
      against plain-numpy momentum gradient descent started from the state the checker wrote.
+08.3, 08.4 predictions: what load_param_into_net does with a missing key; whether a flipped bit in a .ckpt saved
+     without a checksum is noticed.
 """
 
 import os
@@ -13,7 +15,7 @@ import tempfile
 import numpy as np
 
 from course_utils.data import make_linear_data
-from course_utils.exercises import NONE_HINT, Exercise
+from course_utils.exercises import NONE_HINT, Exercise, Prediction
 
 LR, MOMENTUM = 0.1, 0.9  # the optimizer of notebook 08's resume section
 
@@ -139,3 +141,36 @@ resume = Exercise("08.2", _check_resume, hints=[
     "build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and TrainOneStepCell, load the "
     "checkpoint into the train cell before its first step, then call it `steps` times on (X, Y)",
 ])
+
+missing_key = Prediction(
+    "08.3",
+    "A checkpoint holds dense.weight but no dense.bias. You load it into a fresh MinimalNet with "
+    "ms.load_param_into_net(net, ckpt, strict_load=True). What happens?",
+    {"a": ("an error naming dense.bias: strict_load refuses an incomplete file",
+           "the name promises it, but strict_load is about how names are matched (exactly, not by suffix), not "
+           "about completeness. A missing parameter is only reported, in the first list returned"),
+     "b": ("no error: the weight is loaded, the bias keeps its initial value, and the call returns "
+           "(['dense.bias'], [])",
+           "load_param_into_net never raises for a missing key, strict or not: it returns (params_not_loaded, "
+           "ckpt_not_loaded), and only reading the first list tells you that the bias is still its initial value. "
+           "That is why exercise 08.1 checks it"),
+     "c": ("nothing is loaded: a file that does not cover the whole net is skipped, and both keep their initial "
+           "values",
+           "loading is entry by entry: every parameter that has an entry gets its value, here the weight. Only "
+           "the bias is left as it was")},
+    answer="b")
+flipped_bit = Prediction(
+    "08.4",
+    "One bit of the stored weight in net.ckpt (saved without crc_check) is flipped: the lowest exponent bit, which "
+    "doubles or halves the number. What does ms.load_checkpoint('flipped.ckpt') do?",
+    {"a": ("it raises ValueError: the file may be corrupted",
+           "that is what a truncated file gives, because its structure no longer parses. A flipped bit inside a "
+           "number leaves the structure intact, and a .ckpt saved without a checksum has nothing to compare the "
+           "value with"),
+     "b": ("it loads without an error or a warning, with the weight doubled or halved",
+           "the file is still a valid protobuf message, and the 4 bytes of the weight are just another float32. "
+           "Only a checksum, saved and checked (crc_check=True on both sides), notices the change"),
+     "c": ("it loads, with a warning that the checksum does not match",
+           "a .ckpt has a checksum only when it was saved with crc_check=True; this one has none, so there is "
+           "nothing to mismatch and nothing to warn about")},
+    answer="b")

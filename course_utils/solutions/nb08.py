@@ -23,3 +23,15 @@ def resume(path, steps):
 answer = resume
 
 nb08.resume.check(answer)
+
+
+# %% 08.3 nb08.missing_key
+answer = "b"  # a missing key is reported in params_not_loaded, never raised, even with strict_load=True
+
+nb08.missing_key.check(answer)
+
+
+# %% 08.4 nb08.flipped_bit
+answer = "b"  # without a checksum nothing notices: the file parses, the weight is simply wrong
+
+nb08.flipped_bit.check(answer)

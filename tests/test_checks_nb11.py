@@ -118,3 +118,84 @@ def test_node_rank_rule_matches_msrun():
 
     assert "node_id = self.node_rank * self.local_worker_num + index" in inspect.getsource(
         _ProcessManager._get_node_id_and_log_path)
+
+
+# ---- 11.4 the all-reduced gradient ----------------------------------------------------------------
+def _reducer(mistake=None):
+    """all_reduced_gradients written here with numpy row indices, with one typical mistake or none."""
+    import mindspore as ms
+
+    def all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True):
+        n = len(x)
+        per_worker = []
+        for rank in range(workers):
+            if mistake == "no fill":
+                rows = np.arange(rank, n, workers)
+            elif mistake == "blocks":
+                rows = np.array_split(np.arange(n), workers)[rank]
+            else:
+                rows = (rank + workers * np.arange(-(-n // workers))) % n
+            per_worker.append(grad_fn(ms.Tensor(x[rows]), ms.Tensor(y[rows])))
+        if mistake == "full batch":
+            return grad_fn(ms.Tensor(x), ms.Tensor(y))
+        if mistake == "per worker":
+            return per_worker
+        summed = [sum(g[i] for g in per_worker) for i in range(len(per_worker[0]))]
+        divide = {"always mean": True, "never mean": False}.get(mistake, gradients_mean)
+        return [g / workers for g in summed] if divide else summed
+
+    return all_reduced_gradients
+
+
+def test_reduced_oracle_mean_of_equal_shards_is_the_full_batch():
+    x, y, w, b = nb11._reduce_data(12, 2)
+    full = nb11._mse_grads(x, y, w, b)
+    for got, want in zip(nb11.reduced_oracle(12, 2, 3, True), full):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    for got, want in zip(nb11.reduced_oracle(12, 2, 3, False), full):  # a sum of 3 equal-shard means
+        np.testing.assert_allclose(got, 3 * want, rtol=1e-12)
+
+
+def test_reduced_grads_accepts_the_reference():
+    result = nb11.reduced_grads.evaluate(_reducer())
+    assert result.status == CORRECT, result.message
+
+
+@pytest.mark.parametrize("mistake, text", [
+    ("no fill", "filled up from the start"),
+    ("blocks", "not cut into blocks"),
+    ("always mean", "only sums"),
+    ("never mean", "divided by the number of workers"),
+    ("full batch", "full-batch gradient"),
+    ("per worker", "return the all-reduced gradients"),
+])
+def test_reduced_grads_rejects(mistake, text):
+    result = nb11.reduced_grads.evaluate(_reducer(mistake))
+    assert result.status == INCORRECT and text in result.message, result.message
+
+
+def test_reduced_grads_is_not_fooled_by_inputs_or_constants():
+    oracle = nb11.reduced_oracle(*nb11.REDUCE_CASES[0])
+    for answer in (lambda grad_fn, x, y, workers, mean: (x, y),
+                   lambda grad_fn, x, y, workers, mean: [np.zeros((1, 2)), np.zeros(1)],
+                   lambda grad_fn, x, y, workers, mean: oracle,  # right for the first case only
+                   "all_reduced_gradients"):
+        assert nb11.reduced_grads.evaluate(answer).status == INCORRECT
+
+
+def _reduce_stub(grad_fn, x, y, workers, gradients_mean=True):
+    summed = ...
+    return summed
+
+
+def test_reduced_grads_scaffold_is_not_attempted():
+    assert nb11.reduced_grads.evaluate(_reduce_stub).status == NOT_ATTEMPTED
+
+
+@pytest.mark.parametrize("prediction, right", [(nb11.rank_results, "b"), (nb11.sum_diverges, "b")])
+def test_predictions_explain_every_option(prediction, right):
+    assert prediction.evaluate(right).status == CORRECT
+    for letter, (_text, why) in prediction.options.items():
+        if letter != right:
+            result = prediction.evaluate(letter)
+            assert result.status == INCORRECT and why in result.message

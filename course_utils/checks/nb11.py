@@ -9,8 +9,11 @@ import math
 import numbers
 import shlex
 
+import numpy as np
+
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, as_number
+from course_utils.checks.nb09 import ScaffoldExercise
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
 
 # Exercise 11.1: the rows shard_id=2 of num_shards=4 receives from a data set of 10 rows.
 SHARD_ROWS, SHARD_ID, NUM_SHARDS = 10, 2, 4
@@ -132,3 +135,130 @@ node_command = Exercise("11.3", _check_node_command, hints=[
     "start from the 2-worker command above; the second machine runs the same command as the first except for "
     "--node_rank; --worker_num is the total over both machines",
 ])
+
+
+# ---- 11.4 the all-reduced gradient of a data-parallel step, in one process ---------------------------
+# (rows, features, workers, gradients_mean): equal shards with a mean, then shards that need filling up, summed
+REDUCE_CASES = [(12, 2, 3, True), (10, 2, 4, False)]
+
+
+def _reduce_data(n_rows, n_features):
+    rng = np.random.default_rng(11 + n_rows)
+    x = rng.uniform(-1.0, 1.0, (n_rows, n_features)).astype(np.float32)
+    y = (x @ rng.normal(0.0, 1.0, (n_features, 1)) + 0.2).astype(np.float32)
+    w = rng.normal(0.0, 0.5, (1, n_features)).astype(np.float32)
+    return x, y, w, np.float32(-0.1)
+
+
+def _mse_grads(x, y, w, b):
+    """(dL/dW of shape (1, k), dL/db of shape (1,)) of L = mean((x @ W.T + b - y)**2), in float64."""
+    r = x.astype(np.float64) @ w.astype(np.float64).T + float(b) - y.astype(np.float64)
+    return [2.0 * (r.T @ x) / len(x), np.array([2.0 * r.mean()])]
+
+
+def reduced_oracle(n_rows, n_features, workers, mean, shard=None):
+    """The gradients every worker applies: each shard's mean gradient, summed over the workers, divided by
+    their number if ``mean``. ``shard(n, workers, rank)`` gives a shard's rows (default: MindSpore's rule)."""
+    x, y, w, b = _reduce_data(n_rows, n_features)
+    shard = expected_shard if shard is None else shard
+    per_worker = [_mse_grads(x[rows], y[rows], w, b) for rows in
+                  (np.array(shard(n_rows, workers, rank)) for rank in range(workers))]
+    total = [sum(g[i] for g in per_worker) for i in range(2)]
+    return [t / workers for t in total] if mean else total
+
+
+# typical mistakes, each as the rows or the reduction a learner might use
+_VARIANTS = {
+    "no fill": (lambda n, k, r: list(range(r, n, k)), None,
+                "the short shards must be filled up from the start (every shard has ceil(n / workers) rows)"),
+    "blocks": (lambda n, k, r: [int(i) for i in np.array_split(np.arange(n), k)[r]], None,
+               "shards are dealt out like cards (rank r gets rows r, r + workers, ...), not cut into blocks"),
+    "mean instead of sum": (None, True, "with gradients_mean=False the all-reduce only sums; it does not divide"),
+    "sum instead of mean": (None, False, "with gradients_mean=True the sum is divided by the number of workers"),
+}
+
+
+def _check_reduced_grads(answer):
+    import mindspore as ms
+    from mindspore import Tensor, nn, ops
+
+    if not callable(answer):
+        return f"expected your function all_reduced_gradients, got {shown(answer)}"
+    for n_rows, n_features, workers, mean in REDUCE_CASES:
+        x, y, w, b = _reduce_data(n_rows, n_features)
+        net = nn.Dense(n_features, 1)
+        ops.assign(net.weight, Tensor(w))
+        ops.assign(net.bias, Tensor([b], ms.float32))
+        loss = nn.MSELoss()
+
+        def forward(data, label, net=net, loss=loss):
+            return loss(net(data), label)
+
+        grad_fn = ms.grad(forward, None, net.trainable_params())
+        setting = f"{n_rows} rows, {workers} workers, gradients_mean={mean}"
+        got = answer(grad_fn, x.copy(), y.copy(), workers, mean)
+        if not isinstance(got, (list, tuple)) or len(got) != 2:
+            return (f"for {setting} your function returned {shown(got)}; return the all-reduced gradients, one "
+                    f"per parameter (weight and bias), as grad_fn does" + (f". {NONE_HINT}" if got is None else ""))
+        arrays = []
+        for name, g, shape in zip(("weight", "bias"), got, ((1, n_features), (1,))):
+            arr, problem = as_array(g, f"the {name} gradient")
+            if problem:
+                return problem
+            if arr.shape != shape:
+                return f"for {setting} the {name} gradient has shape {arr.shape}, expected {shape}"
+            if not np.all(np.isfinite(arr)):
+                return f"for {setting} the {name} gradient holds NaN or inf"
+            arrays.append(arr)
+        want = reduced_oracle(n_rows, n_features, workers, mean)
+        if all(np.allclose(a, b_, rtol=1e-4, atol=1e-6) for a, b_ in zip(arrays, want)):
+            continue
+        for shard, variant_mean, why in _VARIANTS.values():
+            other = reduced_oracle(n_rows, n_features, workers, mean if variant_mean is None else variant_mean, shard)
+            if (variant_mean is None or variant_mean != mean) and all(
+                    np.allclose(a, b_, rtol=1e-4, atol=1e-6) for a, b_ in zip(arrays, other)):
+                return f"for {setting}: {why}"
+        full = _mse_grads(x, y, w, b)
+        if all(np.allclose(a, b_, rtol=1e-4, atol=1e-6) for a, b_ in zip(arrays, full)):
+            return (f"for {setting} you returned the full-batch gradient; each worker sees only its shard, and the "
+                    f"all-reduce combines the {workers} shard gradients")
+        return (f"for {setting} the weight gradient should be {np.round(want[0], 5).tolist()}, got "
+                f"{np.round(arrays[0], 5).tolist()}: shard the rows, take grad_fn on each shard, then all-reduce")
+    return None
+
+
+reduced_grads = ScaffoldExercise("11.4", _check_reduced_grads, hints=[
+    "three steps: the rows of each rank's shard, grad_fn on each shard, then add the workers' gradients up "
+    "(and divide if gradients_mean)",
+    "rank r's rows are expected_shard-like: r, r + workers, r + 2 * workers, ... wrapping around to the start "
+    "until every shard has ceil(n / workers) rows; compare with shard_rows from section 2",
+    "rows = [(rank + workers * i) % n for i in range(math.ceil(n / workers))]; then "
+    "summed = [sum(g[i] for g in per_worker) for i in range(len(per_worker[0]))], divided by workers if "
+    "gradients_mean",
+])
+
+# ---- predictions --------------------------------------------------------------------------------------
+rank_results = Prediction(
+    "11.5", "Each of the two ranks prints the loss of its last step and its final w and b. What do you expect?",
+    {"a": ("the same loss and the same weights on both ranks",
+           "the weights are shared through the all-reduce, but each rank's loss is computed before it, on its own "
+           "shard of 50 samples, so the two losses differ"),
+     "b": ("different losses, identical weights",
+           "each rank reports the loss on its own shard (different samples, different loss); the all-reduce hands "
+           "every rank the same mean gradient, so from the same start they take the same steps, bit for bit"),
+     "c": ("different losses, and weights that differ in the last digits",
+           "float rounding could differ only if the ranks computed the update differently; they apply the same "
+           "all-reduced gradient to the same weights with the same kernels, so the results are bitwise equal")},
+    answer="b")
+sum_diverges = Prediction(
+    "11.6", "dp_model.py also trains with gradients_mean=False: the all-reduce sums the 2 shard gradients, at "
+            "lr = 0.5. What happens?",
+    {"a": ("the same as gradients_mean=True: the optimizer takes care of the worker count",
+           "nothing divides by the number of workers when gradients_mean=False: the optimizer receives the sum "
+           "and steps by lr times the sum"),
+     "b": ("it trains like lr = 1.0 in one process: on this task, that diverges",
+           "the sum of 2 shard means is twice the full-batch gradient (section 1), so every step is that of "
+           "lr = 1.0, above the stable limit 2/lambda_max of about 0.81: the weights grow without bound"),
+     "c": ("it trains like lr = 0.25: more slowly, but safely",
+           "a sum is larger than a mean, not smaller: the step doubles instead of halving")},
+    answer="b")

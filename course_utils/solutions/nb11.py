@@ -17,3 +17,30 @@ answer = ("msrun --worker_num=8 --local_worker_num=4 --master_addr=192.168.1.10 
           "--node_rank=1 --log_dir=logs --join=True dp_train.py")
 
 nb11.node_command.check(answer)
+
+
+# %% 11.4 nb11.reduced_grads
+def all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True):
+    per_worker = []
+    for rank in range(workers):
+        rows = shard_rows(len(x), workers, rank)  # MindSpore's own sharding: dealt out, filled up from the start
+        per_worker.append(grad_fn(ms.Tensor(x[rows]), ms.Tensor(y[rows])))
+    summed = [sum(g[i] for g in per_worker) for i in range(len(per_worker[0]))]  # the all-reduce (a sum)
+    return [g / workers for g in summed] if gradients_mean else summed
+
+
+answer = all_reduced_gradients
+
+nb11.reduced_grads.check(answer)
+
+
+# %% 11.5 nb11.rank_results
+answer = "b"
+
+nb11.rank_results.check(answer)
+
+
+# %% 11.6 nb11.sum_diverges
+answer = "b"
+
+nb11.sum_diverges.check(answer)

@@ -9,6 +9,7 @@ and what set_data does after the optimizer has stepped in PyNative mode.
 import numpy as np
 
 from course_utils._validate import shown
+from course_utils.checks.nb05 import ScaffoldExercise
 from course_utils.exercises import Exercise, Prediction, as_number
 
 TOO_LARGE = "learning rate too large"
@@ -214,7 +215,7 @@ fixed_setup = Exercise("06.2", _check_fixed_setup, hints=[
     "three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of the "
     "standardised x (about 1.0)",
 ])
-reset = Exercise("06.3", _check_reset, hints=[
+reset = ScaffoldExercise("06.3", _check_reset, hints=[
     "set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes into the"
     " Parameter",
     "ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)",

@@ -90,7 +90,7 @@ def test_command_line_rejects_bad_config(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
-def test_nb12_checks():
+def test_nb12_mlp_class_check():
     import mindspore as ms
     from mindspore import nn
 
@@ -104,19 +104,98 @@ def test_nb12_checks():
         def construct(self, x):
             return self.body(x)
 
+    class OneLayer(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(1, 1)
+
+        def construct(self, x):
+            return ms.ops.tanh(self.dense(x))
+
+    class Wide(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.SequentialCell(nn.Dense(1, 8), nn.Tanh(), nn.Dense(8, 2))
+
+        def construct(self, x):
+            return self.body(x)
+
     assert nb12.mlp_class.evaluate(...).status == NOT_ATTEMPTED
     assert nb12.mlp_class.evaluate(MLP).status == CORRECT
-    assert "straight line in x" in nb12.mlp_class.evaluate(Linear2).message
+    assert "straight line in x" in nb12.mlp_class.evaluate(Linear2).message  # no activation
     assert "not an instance" in nb12.mlp_class.evaluate(MLP()).message
-    # a trained net passes, an untrained one and a straight line do not
-    untrained = MLP()
-    assert "below 0.01" in nb12.trained_net.evaluate(untrained).message
-    assert "straight line" in nb12.trained_net.evaluate(nn.Dense(1, 1)).message
-    ms.set_seed(0)
-    net = MLP()
-    x, y = make_sine_data(256)
-    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.Adam(net.trainable_params(), 0.01))
-    for _ in range(400):
-        step(ms.Tensor(x), ms.Tensor(y))
-    assert nb12.trained_net.evaluate(net).status == CORRECT
-    assert nb12.trained_net.evaluate("net").status == INCORRECT
+    assert "MinimalNet again" in nb12.mlp_class.evaluate(OneLayer).message
+    assert "end with Dense(hidden, 1)" in nb12.mlp_class.evaluate(Wide).message
+    assert len(nb12.mlp_class.hints) == 3 and "SequentialCell(" not in nb12.mlp_class.hints[0]
+
+
+def _train_mlp(mistake=None):
+    """train_mlp written with Model (the reference uses a jit loop), with one typical mistake or none."""
+    import mindspore.dataset as ds
+    from mindspore import nn
+    from mindspore.train import Model
+
+    def train_mlp(net, x, y, lr, epochs, batch_size):
+        if mistake == "new net":
+            net = nn.SequentialCell(nn.Dense(1, 4), nn.Tanh(), nn.Dense(4, 1))
+        optimizer = (nn.SGD if mistake == "sgd" else nn.Adam)(net.trainable_params(), learning_rate=lr)
+        data = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=mistake == "shuffle")
+        data = data.batch(len(x) if mistake == "full batch" else batch_size, drop_remainder=mistake == "drop last")
+        Model(net, nn.MSELoss(), optimizer).train(1 if mistake == "one epoch" else epochs, data,
+                                                  dataset_sink_mode=False)
+        return net
+
+    return train_mlp
+
+
+def test_nb12_train_oracle_moves_downhill():
+    x, y, init = nb12._train_setup()
+
+    def loss(params):
+        w1, c1, w2, c2 = params
+        return float(np.mean((np.tanh(x @ w1.T + c1) @ w2.T + c2 - y) ** 2))
+
+    assert loss(nb12.train_oracle()) < loss(init)
+    assert np.isclose(loss(nb12.train_oracle(epochs=0)), loss(init), rtol=1e-6)
+
+
+def test_nb12_train_function_accepts_the_reference():
+    result = nb12.train_function.evaluate(_train_mlp())
+    assert result.status == CORRECT, result.message
+
+
+@pytest.mark.parametrize("mistake, text", [
+    ("sgd", "plain SGD"),
+    ("drop last", "the last, smaller batch"),
+    ("full batch", "one full batch per epoch"),
+    ("one epoch", "that is 1 epoch"),
+    ("new net", "did not change: train the net you are given"),
+    ("shuffle", "without shuffling"),
+])
+def test_nb12_train_function_rejects(mistake, text):
+    result = nb12.train_function.evaluate(_train_mlp(mistake))
+    assert result.status == INCORRECT and text in result.message, result.message
+
+
+def test_nb12_train_function_is_not_fooled_by_inputs_or_constants():
+    for answer in (lambda net, x, y, lr, epochs, batch_size: net, lambda *args: None,
+                   lambda net, x, y, lr, epochs, batch_size: nb12.train_oracle(), "train_mlp", 0.01):
+        assert nb12.train_function.evaluate(answer).status == INCORRECT
+
+
+def _train_stub(net, x, y, lr, epochs, batch_size):
+    optimizer = ...
+    return optimizer
+
+
+def test_nb12_train_function_scaffold_is_not_attempted():
+    assert nb12.train_function.evaluate(_train_stub).status == NOT_ATTEMPTED
+
+
+@pytest.mark.parametrize("prediction, right", [(nb12.best_lr, "c"), (nb12.reload_exact, "a")])
+def test_nb12_predictions_explain_every_option(prediction, right):
+    assert prediction.evaluate(right).status == CORRECT
+    for letter, (_text, why) in prediction.options.items():
+        if letter != right:
+            result = prediction.evaluate(letter)
+            assert result.status == INCORRECT and why in result.message

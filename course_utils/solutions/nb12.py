@@ -18,8 +18,40 @@ answer = MLP
 nb12.mlp_class.check(answer)
 
 
-# %% 12.2 nb12.trained_net
-trained, _ = fit(lr=0.01, epochs=40)
-answer = trained
+# %% 12.2 nb12.train_function
+def train_mlp(net, x, y, lr, epochs, batch_size):
+    optimizer = nn.Adam(net.trainable_params(), learning_rate=lr)
+    loss_fn = nn.MSELoss()
 
-nb12.trained_net.check(answer)
+    def forward(data, label):
+        return loss_fn(net(data), label)
+
+    grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+
+    @ms.jit
+    def train_step(data, label):
+        loss, grads = grad_fn(data, label)
+        optimizer(grads)
+        return loss
+
+    for _ in range(epochs):
+        for start in range(0, len(x), batch_size):  # in order; the last batch may be smaller
+            train_step(Tensor(x[start:start + batch_size]), Tensor(y[start:start + batch_size]))
+    return net
+
+
+answer = train_mlp
+
+nb12.train_function.check(answer)
+
+
+# %% 12.3 nb12.best_lr
+answer = "c"
+
+nb12.best_lr.check(answer)
+
+
+# %% 12.4 nb12.reload_exact
+answer = "a"
+
+nb12.reload_exact.check(answer)

@@ -110,3 +110,133 @@ def test_momentum_threshold_matches_runs():
         return np.mean((w * x + b - y) ** 2)
 
     assert final_loss(0.97 * bound) < 1e-3 and not final_loss(1.03 * bound) < 1e3
+
+
+# ---- predictions 04.4 and 04.5: the right answers, measured with numpy ---------------------------------
+def _sgd_distance(lr, steps=100):
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    best = np.polyfit(x, y, 1)
+    w = b = 0.0
+    with np.errstate(all="ignore"):
+        for _ in range(steps):
+            err = w * x + b - y
+            w, b = w - lr * 2 * np.mean(err * x), b - lr * 2 * np.mean(err)
+    return np.hypot(w - best[0], b - best[1])
+
+
+@pytest.mark.parametrize("prediction", [nb04.fastest_of_four, nb04.article_recipe], ids=lambda p: p.name)
+def test_predictions_explain_every_option(prediction):
+    for letter, (_text, why) in prediction.options.items():
+        result = prediction.evaluate(letter)
+        assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
+
+
+def test_fastest_of_four_is_the_zig_zag_run():
+    distances = {lr: _sgd_distance(lr) for lr in (0.05, 0.3, 0.6, 0.85)}
+    assert min(distances, key=distances.get) == 0.6 and nb04.fastest_of_four.answer == "b"
+    assert 1 / LAM_MAX < 0.6 < 2 / LAM_MAX < 0.85  # 0.6 zig-zags, 0.85 diverges
+
+
+def test_article_recipe_momentum_ends_closest():
+    """lr = 0.01, 100 steps from (0, 0): heavy-ball momentum and Adam written out in numpy."""
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    best = np.polyfit(x, y, 1)
+
+    def grad(theta):
+        err = theta[0] * x + theta[1] - y
+        return np.array([2 * np.mean(err * x), 2 * np.mean(err)])
+
+    theta, v = np.zeros(2), np.zeros(2)
+    for _ in range(100):
+        v = 0.9 * v + grad(theta)
+        theta = theta - 0.01 * v
+    momentum = np.hypot(*(theta - best))
+    theta, m, s = np.zeros(2), np.zeros(2), np.zeros(2)
+    for k in range(1, 101):
+        g = grad(theta)
+        m, s = 0.9 * m + 0.1 * g, 0.999 * s + 0.001 * g * g
+        theta = theta - 0.01 * (m / (1 - 0.9 ** k)) / (np.sqrt(s / (1 - 0.999 ** k)) + 1e-8)
+    adam = np.hypot(*(theta - best))
+    sgd = _sgd_distance(0.01)
+    assert momentum < min(adam, sgd) and sgd > adam and nb04.article_recipe.answer == "b"
+
+
+# ---- 04.6: the compiled Momentum step, state and learning rate passed in as Tensors ---------------------
+def _momentum_step(mode="right"):
+    """A reference written with ms.grad and an explicit design matrix product, and typical mistakes."""
+    import mindspore as ms
+    from mindspore import ops
+
+    def loss_of(theta, a, y):
+        residual = ops.matmul(a, theta) - y
+        return ops.mean(residual * residual)
+
+    def step(theta, velocity, a, y, lr):
+        loss = loss_of(theta, a, y)
+        grad = ms.grad(loss_of)(theta, a, y)
+        if mode == "sgd":
+            return theta - lr * grad, velocity, loss
+        if mode == "state dropped":  # the new velocity is used but the old one goes back to the caller
+            new = 0.9 * velocity + grad
+            return theta - lr * new, velocity, loss
+        new = 0.9 * velocity + grad
+        rate = {"fixed": 0.1, "uphill": -lr}.get(mode, lr)
+        theta = theta - rate * new
+        return theta, new, loss_of(theta, a, y) if mode == "loss after" else loss
+
+    return step if mode == "not compiled" else ms.jit(step)
+
+
+def test_momentum_step_reference_against_numpy():
+    """The checker's oracle against an independent loop over (w, b) written out by hand."""
+    x, y = nb04.STEP_X[:, 0].astype(np.float64), nb04.STEP_Y[:, 0].astype(np.float64)
+    w, b = nb04.STEP_START
+    vw = vb = 0.0
+    for (theta, _, before, _), lr in zip(nb04.heavy_ball(), nb04.STEP_LRS):
+        err = w * x + b - y
+        assert np.isclose(before, np.mean(err ** 2))
+        vw, vb = 0.9 * vw + 2 * np.mean(err * x), 0.9 * vb + 2 * np.mean(err)
+        w, b = w - lr * vw, b - lr * vb
+        assert np.allclose(theta.ravel(), [w, b])
+
+
+def test_momentum_step():
+    ex = nb04.momentum_step
+    assert _status(ex, _momentum_step()) == CORRECT
+    assert "plain SGD" in ex.evaluate(_momentum_step("sgd")).message
+    assert "plain SGD" in ex.evaluate(_momentum_step("state dropped")).message  # v never carries over
+    assert "first learning rate" in ex.evaluate(_momentum_step("fixed")).message
+    assert "uphill" in ex.evaluate(_momentum_step("uphill")).message
+    assert "after the update" in ex.evaluate(_momentum_step("loss after")).message
+    assert "@ms.jit" in ex.evaluate(_momentum_step("not compiled")).message
+    assert "without calling it" in ex.evaluate((1.0, 2.0, 3.0)).message
+
+
+def test_momentum_step_cannot_return_its_inputs_or_constants():
+    import mindspore as ms
+
+    ex = nb04.momentum_step
+    final = nb04.heavy_ball()[-1]
+
+    def inputs(theta, velocity, a, y, lr):  # (a lambda would not compile: graph mode cannot parse it)
+        return theta, velocity, lr
+
+    def constant(theta, velocity, a, y, lr):  # the last state of the oracle, whatever comes in
+        return ms.Tensor(final[0], ms.float32), ms.Tensor(final[1], ms.float32), ms.Tensor(final[2], ms.float32)
+
+    assert "never changed" in ex.evaluate(ms.jit(inputs)).message
+    assert _status(ex, ms.jit(constant)) == INCORRECT
+
+
+def test_jit_is_detected_by_mindspore_wrapper_only():
+    import functools
+
+    import mindspore as ms
+
+    def plain(x):
+        return x
+
+    assert nb04._is_jit(ms.jit(plain)) and not nb04._is_jit(plain)
+    assert not nb04._is_jit(functools.wraps(plain)(lambda x: x)) and not nb04._is_jit(print)

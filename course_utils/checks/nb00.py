@@ -3,7 +3,7 @@
 import numbers
 
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, Prediction
+from course_utils.exercises import NONE_HINT, Exercise, Prediction
 
 
 def _check_version(answer):
@@ -39,7 +39,7 @@ default_mode = Exercise("00.2", _check_default_mode, hints=[
     "ms.get_context('mode') returns 0 for GRAPH_MODE and 1 for PYNATIVE_MODE",
 ])
 tensor_dtype = Prediction(
-    "00.3", "Tensor(np.zeros(3)) wraps a numpy array of zeros. What dtype does the Tensor have?",
+    "00.4", "Tensor(np.zeros(3)) wraps a numpy array of zeros. What dtype does the Tensor have?",
     {"a": ("float32, MindSpore's default", "float32 is what layers create their Parameters in, but a Tensor "
                                            "made from an array keeps the array's dtype"),
      "b": ("float64", "np.zeros makes float64 by default and Tensor keeps the dtype; a float32 layer will refuse "
@@ -47,3 +47,59 @@ tensor_dtype = Prediction(
      "c": ("int64, because the values are whole numbers", "the dtype comes from the array, not from its values: "
                                                           "np.zeros gives float64 zeros")},
     answer="b")
+
+
+def _check_mode_name(answer):
+    import mindspore as ms
+
+    if not callable(answer):
+        return f"expected a function mode_name() (without calling it: answer = mode_name), got {shown(answer)}"
+    original = ms.get_context("mode")
+    got = {}
+    try:
+        for mode in (ms.GRAPH_MODE, ms.PYNATIVE_MODE, ms.GRAPH_MODE):  # graph twice: not a first-call accident
+            ms.set_context(mode=mode)
+            got.setdefault(mode, []).append(answer())
+    finally:
+        ms.set_context(mode=original)  # the learner's notebook keeps its mode whatever happened
+    want = {ms.GRAPH_MODE: "graph", ms.PYNATIVE_MODE: "pynative"}
+    for results in got.values():
+        for result in results:
+            if result is None:
+                return f"mode_name() returned None. {NONE_HINT}"
+            if not isinstance(result, str):
+                hint = " (that is the mode's number: turn it into the name)" if isinstance(result, int) else ""
+                return f"mode_name() should return the string 'graph' or 'pynative', got {shown(result)}{hint}"
+    graph, pynative = got[ms.GRAPH_MODE], got[ms.PYNATIVE_MODE]
+    if graph[0] == pynative[0]:
+        return (f"mode_name() returned {graph[0]!r} in graph mode and in PyNative mode alike: read the current "
+                "mode with ms.get_context('mode') each time it is called, instead of returning a fixed answer")
+    if graph[0] == want[ms.PYNATIVE_MODE] and pynative[0] == want[ms.GRAPH_MODE]:
+        return "the names are swapped: ms.GRAPH_MODE is 0 and ms.PYNATIVE_MODE is 1"
+    for mode, results in got.items():
+        if any(r != want[mode] for r in results):
+            bad = next(r for r in results if r != want[mode])
+            return (f"in {want[mode]} mode, mode_name() returned {bad!r}; expected {want[mode]!r} "
+                    "(lower case, no spaces)")
+    return None
+
+
+glog_after_import = Prediction(
+    "00.3", "A program imports mindspore FIRST and only then sets os.environ['GLOG_v'] = '3'. Then it calls a "
+            "deprecated function, which makes MindSpore log a [WARNING] line. Is that warning printed?",
+    {"a": ("No: the variable is set before the warning, so the warning is silenced",
+           "tempting, because environment variables are usually read when they are needed. MindSpore reads "
+           "GLOG_v once, while `import mindspore` runs, and configures its loggers then: changing the variable "
+           "later changes nothing"),
+     "b": ("Yes: MindSpore read GLOG_v when it was imported, so setting it afterwards has no effect",
+           "MindSpore configures its logging while it is imported. That is why every notebook sets GLOG_v in "
+           "its first cell, before `import mindspore`, and why restarting the kernel is the only way to change it"),
+     "c": ("The program fails: GLOG_v may not be changed after the import",
+           "nothing checks the variable after the import, so nothing can fail: MindSpore simply never reads it "
+           "again, and the warning is printed as if GLOG_v had not been set")},
+    answer="b")
+mode_name = Exercise("00.5", _check_mode_name, hints=[
+    "the function must ask MindSpore each time it is called: which getter reads the mode back from the context?",
+    "compare ms.get_context('mode') with ms.GRAPH_MODE: `return 'graph' if ms.get_context('mode') == ms.GRAPH_MODE "
+    "else ...`",
+])

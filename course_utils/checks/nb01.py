@@ -3,7 +3,7 @@
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, as_array
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array
 
 # Exercise 01.2 starts from numpy's default dtype, float64.
 X64 = np.linspace(0.0, 1.0, 5).reshape(5, 1)
@@ -78,4 +78,76 @@ to_float32 = Exercise("01.2", _check_float32, hints=[
 dense_twice = Exercise("01.3", _check_dense_twice, hints=[
     "reuse means one layer object: create it once and call it more than once",
     "create one nn.Dense(1, 1) in __init__ and call it twice in construct",
+])
+
+
+def _check_predict(answer):
+    import mindspore as ms
+    from mindspore import nn, ops
+
+    if not callable(answer) or isinstance(answer, type):
+        return f"expected a function predict(net, values) (answer = predict, without calling it), got {shown(answer)}"
+    net = nn.Dense(1, 1)
+    # The checker's own weights, so a prediction cannot come from anywhere but this net.
+    ops.assign(net.weight, ms.Tensor([[-1.25]], ms.float32))
+    ops.assign(net.bias, ms.Tensor([0.75], ms.float32))
+    cases = [[0.0, 0.5, 2.0, -4.0],  # Python floats: float64 once numpy sees them
+             [3, 1, 2],  # Python ints
+             np.linspace(-1.0, 1.0, 7)]  # a float64 array, 1-D
+    for values in cases:
+        got = answer(net, values)
+        if got is None:
+            return f"predict(net, {_short(values)}) returned None. {NONE_HINT}"
+        if hasattr(got, "asnumpy"):
+            return ("predict returned a MindSpore Tensor; return a numpy array: the Tensor's .asnumpy() gives one "
+                    "(copy it if you keep it)")
+        if not isinstance(got, np.ndarray):
+            return f"predict should return a numpy array, got {shown(got)}"
+        want = -1.25 * np.asarray(values, dtype=np.float64) + 0.75
+        if got.shape == (len(want), 1):
+            return (f"predict(net, {_short(values)}) has shape {got.shape}, the net's own (n, 1) batch shape: "
+                    f"return one number per value, shape ({len(want)},) (.ravel() or .reshape(-1))")
+        if got.shape != want.shape:
+            return f"predict(net, {_short(values)}) has shape {got.shape}, expected {want.shape}: one number per value"
+        arr, problem = as_array(got, "the predictions")
+        if problem:
+            return problem
+        if not np.allclose(arr, want, rtol=1e-5, atol=1e-6):
+            return (f"predict(net, {_short(values)}) gave {np.round(arr, 4).tolist()}, but this net (w = -1.25, "
+                    f"b = 0.75) predicts {np.round(want, 4).tolist()}: run the net you were given on the values")
+    return None
+
+
+def _short(values):
+    return shown(list(np.asarray(values).tolist()) if isinstance(values, np.ndarray) else values, with_type=False)
+
+
+float64_input = Prediction(
+    "01.4", "The net's weight is float32. What happens when you call net(Tensor(x64)) with a float64 batch "
+            "x64 of shape (4, 1)?",
+    {"a": ("MindSpore converts the batch to float32 and returns a float32 output",
+           "that is what numpy and PyTorch's type promotion make many people expect, but MindSpore does not "
+           "convert silently: mixing float64 and float32 in a matrix multiplication is an error"),
+     "b": ("The output is float64: the higher precision wins",
+           "numpy would promote to float64, but MindSpore's MatMul requires both inputs to have the same "
+           "dtype and refuses instead of promoting"),
+     "c": ("A TypeError: the input and the weight must have the same dtype",
+           "MindSpore checks dtypes strictly and converts nothing for you. Convert the data once, with "
+           ".astype(np.float32), before making the Tensor")},
+    answer="c")
+asnumpy_view = Prediction(
+    "01.5", "t = Tensor(a) made a tensor from a numpy array a. Then view = t.asnumpy(), and view[1, 0] = 9.0. "
+            "What does t hold at [1, 0] afterwards?",
+    {"a": ("The old value: asnumpy() returns a copy, like Tensor(a) made one",
+           "Tensor(array) does copy, which makes this tempting, but asnumpy() goes the other way without "
+           "copying: it returns a view of the tensor's own memory"),
+     "b": ("9.0: asnumpy() returns a view of the tensor's memory",
+           "writing into the array writes into the tensor. The same holds for a Parameter: a history of "
+           "weights recorded with asnumpy() and no copy changes as training goes on (notebook 03)"),
+     "c": ("An error: the array returned by asnumpy() is read-only",
+           "MindSpore does not mark it read-only; the write succeeds, and goes straight into the tensor")},
+    answer="b")
+predict = Exercise("01.6", _check_predict, hints=[
+    "the values arrive as a Python list or a 1-D array: what dtype and shape does a Dense(1, 1) layer accept?",
+    "np.asarray(values, dtype=np.float32).reshape(-1, 1), then Tensor(...), then net(...), then .asnumpy().ravel()",
 ])

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from course_utils.exercises import Exercise, as_number
+from course_utils._validate import shown
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
 
 # Exercise 02.1: fixed predictions and labels, so the answer does not depend on a random net.
 PREDICTIONS = np.array([[0.5], [1.0], [1.5], [3.0]], dtype=np.float32)
@@ -60,4 +61,134 @@ l1_by_hand = Exercise("02.1", _check_l1_by_hand, hints=[
 l1_loss_cell = Exercise("02.2", _check_l1_loss_cell, hints=[
     "WithLossCell takes the network and a loss cell: MindSpore has a built-in L1 loss",
     "nn.WithLossCell(net, nn.L1Loss())",
+])
+
+
+# Exercise 02.5: the checker's own data and weights, not the lesson's.
+CURVE_X = np.linspace(-1.0, 2.0, 9, dtype=np.float32).reshape(-1, 1)
+CURVE_Y = (-0.5 * CURVE_X + 1.0 + 0.1 * np.sin(7.0 * CURVE_X)).astype(np.float32)
+CURVE_WEIGHTS = np.array([-2.0, -0.5, 0.0, 1.5, 3.0])
+START_WEIGHT, START_BIAS = 3.0, 0.4  # where the checker's net starts: the bias is not 0
+
+
+def _curve(weights, bias, loss, x=CURVE_X, y=CURVE_Y):
+    """The loss for each weight with the bias fixed, in float64 numpy (the oracle)."""
+    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+    twice = loss.endswith("_twice")  # the loss cell called with predictions: the net runs twice
+    loss = loss.removesuffix("_twice")
+    out = []
+    for w in weights:
+        e = w * (w * x + bias) + bias - y if twice else w * x + bias - y
+        out.append({"mse": np.mean(e ** 2), "mse_sum": np.sum(e ** 2), "l1": np.mean(np.abs(e))}[loss])
+    return np.array(out)
+
+
+def _curve_net():
+    import mindspore as ms
+    from mindspore import nn, ops
+
+    class OneNeuron(nn.Cell):  # like the lesson's MinimalNet: the layer is net.dense
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(1, 1)
+
+        def construct(self, x):
+            return self.dense(x)
+
+    net = OneNeuron()
+    ops.assign(net.dense.weight, ms.Tensor([[START_WEIGHT]], ms.float32))
+    ops.assign(net.dense.bias, ms.Tensor([START_BIAS], ms.float32))
+    return net
+
+
+def _as_curve(got, n):
+    """A float64 array of n losses from what loss_curve returned, or a message."""
+    if isinstance(got, (list, tuple)):
+        values = []
+        for item in got:
+            value, problem = as_number(item, "each loss in the list")
+            if problem:
+                return None, problem
+            values.append(value)
+        arr = np.array(values)
+    else:
+        arr, problem = as_array(got, "what loss_curve returned")
+        if problem:
+            return None, problem
+        arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.shape != (n,):
+        return None, f"expected one loss per weight, {n} numbers, got shape {arr.shape}"
+    if not np.all(np.isfinite(arr)):
+        return None, "the losses must be finite numbers"
+    return arr, None
+
+
+def _check_loss_curve(answer):
+    from mindspore import nn
+
+    if not callable(answer) or isinstance(answer, type):
+        return ("expected a function loss_curve(net, loss_fn, weights, x, y) (answer = loss_curve, without "
+                f"calling it), got {shown(answer)}")
+    for loss_fn, kind, name in ((nn.L1Loss(), "l1", "nn.L1Loss()"),
+                                (nn.MSELoss(reduction="sum"), "mse_sum", 'nn.MSELoss(reduction="sum")')):
+        net = _curve_net()
+        got = answer(net, loss_fn, CURVE_WEIGHTS, CURVE_X, CURVE_Y)
+        if got is None:
+            return f"loss_curve returned None. {NONE_HINT}"
+        curve, problem = _as_curve(got, len(CURVE_WEIGHTS))
+        if problem:
+            return problem
+        want = _curve(CURVE_WEIGHTS, 0.0, kind)
+        if np.allclose(curve, want, rtol=1e-4, atol=1e-6):
+            continue
+        if np.allclose(curve, _curve(CURVE_WEIGHTS, START_BIAS, kind), rtol=1e-4, atol=1e-6):
+            return (f"with {name} your curve is the loss with the bias left at the net's {START_BIAS}: set the bias "
+                    "to 0 as well (ops.assign on net.dense.bias)")
+        if np.allclose(curve, curve[0], rtol=1e-6, atol=1e-9):
+            return ("every loss is the same: the weight never changed. Write each w into the Parameter with "
+                    "ops.assign(net.dense.weight, Tensor([[w]], ms.float32)) before computing the loss")
+        if np.allclose(curve, _curve(CURVE_WEIGHTS, 0.0, kind + "_twice"), rtol=1e-4, atol=1e-6):
+            return ("your curve is the loss of net(net(x)): call the loss cell with the inputs, cell(Tensor(x), "
+                    "Tensor(y)), not with predictions (prediction 02.3)")
+        for other in ("mse", "mse_sum", "l1"):
+            if other != kind and np.allclose(curve, _curve(CURVE_WEIGHTS, 0.0, other), rtol=1e-4, atol=1e-6):
+                return f"with {name} your curve is the {other.replace('_', ' ')} loss: use the loss_fn you were given"
+        return (f"with loss_fn = {name}, expected {np.round(want, 4).tolist()} for weights "
+                f"{CURVE_WEIGHTS.tolist()} (bias 0), got {np.round(curve, 4).tolist()}")
+    return None
+
+
+called_with_predictions = Prediction(
+    "02.3", "loss_net = nn.WithLossCell(net, nn.MSELoss()). What does loss_net(net(X), Y) do, called with the "
+            "predictions instead of the inputs?",
+    {"a": ("It raises an error: WithLossCell expects inputs, not predictions",
+           "nothing can tell the two apart: predictions have the same shape and dtype as the inputs here, so "
+           "MindSpore has no reason to complain"),
+     "b": ("It returns the same loss: WithLossCell notices it already has predictions",
+           "WithLossCell does not inspect what it gets; its construct always runs the network on its first "
+           "argument before the loss"),
+     "c": ("It returns a different number, silently: the loss of net(net(X)) against Y",
+           "construct(data, label) runs the net on whatever comes first, so the predictions go through the "
+           "net a second time. No error, just a wrong number: pass the inputs")},
+    answer="c")
+auto_prefix_names = Prediction(
+    "02.4", "demo_net's parameters are named dense.weight and dense.bias. You wrap it in MyWithLossCell, but built "
+            "WITHOUT auto_prefix=False (so with MindSpore's default, auto_prefix=True). What are demo_net's own "
+            "parameter names afterwards?",
+    {"a": ("Still dense.weight and dense.bias: wrapping does not change the net",
+           "that is what most people expect, but the wrapper and the net hold the very same Parameter objects, "
+           "and auto_prefix renames those objects when the net is assigned as self.backbone"),
+     "b": ("backbone.dense.weight and backbone.dense.bias, in the wrapper and in demo_net alike",
+           "assigning a cell to an attribute of a cell with auto_prefix=True prefixes its Parameters' names with "
+           "the attribute name, and the Parameters are shared, so the net's own names change too. Names matter "
+           "when you save and load checkpoints (notebook 08): that is why the lesson's cell passes auto_prefix=False"),
+     "c": ("The wrapper's are backbone.dense.weight, the net keeps dense.weight",
+           "that would need two sets of Parameters, but the wrapper holds the net's own Parameter objects (it "
+           "must: training through the wrapper has to change the net), so there is only one name per Parameter")},
+    answer="b")
+loss_curve = Exercise("02.5", _check_loss_curve, hints=[
+    "section 4 does this for three losses: for each w, write it into the weight (and 0 into the bias), then "
+    "call a WithLossCell",
+    "cell = nn.WithLossCell(net, loss_fn); for each w: ops.assign(net.dense.weight, Tensor([[w]], ms.float32)), "
+    "ops.assign(net.dense.bias, Tensor([0.0], ms.float32)), then cell(Tensor(x), Tensor(y)).asnumpy().item()",
 ])

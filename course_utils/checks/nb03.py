@@ -4,7 +4,7 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
 
 
 def gradient_descent(lr, steps=100, x=None, y=None, w=0.0, b=0.0):
@@ -23,20 +23,47 @@ def gradient_descent(lr, steps=100, x=None, y=None, w=0.0, b=0.0):
     return np.array(ws), np.array(bs), np.array(losses)
 
 
+def exercise_data():
+    """Exercise 03.1's data: 100 points with x in [0.3, 1.1) and y = 3x - 1 + N(0, 0.01), float32 (100, 1).
+
+    Not the course data: x is spread differently, so the learning rates that work differ too."""
+    rng = np.random.RandomState(1)
+    x = (0.3 + 0.8 * rng.rand(100, 1)).astype(np.float32)
+    y = (3.0 * x - 1.0 + rng.normal(0.0, 0.01, size=(100, 1))).astype(np.float32)
+    return x, y
+
+
+EXERCISE_LINE = (3.0, -1.0)  # the line exercise_data() was made from
+COURSE_WINDOW = (0.3, 0.79)  # the learning rates section 4 shows reaching (2, 0) on the course data
+
+
+def _stability_bound(x):
+    x = x.astype(np.float64).ravel()
+    hessian = 2.0 * np.array([[np.mean(x * x), np.mean(x)], [np.mean(x), 1.0]])
+    return 2.0 / np.linalg.eigvalsh(hessian)[-1]
+
+
 def _check_learning_rate(answer):
     lr, problem = as_number(answer, "the learning rate")
     if problem:
         return problem
     if lr <= 0:
         return f"a learning rate must be positive, got {lr:g}"
-    ws, bs, _ = gradient_descent(lr)
+    x, y = exercise_data()
+    ws, bs, _ = gradient_descent(lr, x=x, y=y)
     w, b = ws[-1], bs[-1]
-    if not (np.isfinite(w) and np.isfinite(b)) or abs(w) > 10:
-        return f"lr={lr:g} diverges: after 100 steps w = {w:.3g}. Try a smaller one"
-    if not (abs(w - 2) < 0.05 and abs(b) < 0.05):
-        direction = "larger" if lr < 0.3 else "smaller"
-        return f"lr={lr:g} ends at w = {w:.4f}, b = {b:.4f}: not within 0.05 of (2, 0). Try a {direction} one"
-    return None
+    target_w, target_b = EXERCISE_LINE
+    carried = ""
+    if COURSE_WINDOW[0] <= lr <= COURSE_WINDOW[1]:
+        carried = (f" ({lr:g} works on the course data, but the window moves with the data: here x lies between "
+                   "0.3 and 1.1)")
+    if not (np.isfinite(w) and np.isfinite(b)) or abs(w) > 100:
+        return f"lr={lr:g} diverges on this data: after 100 steps w = {w:.3g}{carried}. Try a smaller one"
+    if abs(w - target_w) < 0.05 and abs(b - target_b) < 0.05:
+        return None
+    direction = "smaller" if lr > 0.95 * _stability_bound(x) else "larger"
+    return (f"lr={lr:g} ends at w = {w:.4f}, b = {b:.4f}: not within 0.05 of ({target_w:g}, {target_b:g}){carried}. "
+            f"Try a {direction} one")
 
 
 def _check_least_squares(answer):
@@ -64,10 +91,167 @@ def _check_least_squares(answer):
 
 
 learning_rate = Exercise("03.1", _check_learning_rate, hints=[
-    "look at where 100 steps of plain gradient descent end for a few learning rates between 0.01 and 1",
-    "the stable range ends near 0.8; 0.01 is far too slow for 100 steps",
+    "run the section 4 sweep on this data: train(lr, data=(Tensor(x2), Tensor(y2))) for a handful of learning "
+    "rates, and look where each one ends",
+    "the window here is narrower than on the course data and lies between 0.5 and 0.7: sweep that range in "
+    "steps of 0.02",
 ])
 least_squares = Exercise("03.2", _check_least_squares, hints=[
     "write the model as a matrix product: a column for x and a column for the bias",
     "np.linalg.lstsq(np.hstack([x, np.ones_like(x)]), y, rcond=None)",
+])
+
+
+# ---- 03.5: a training loop with nn.Momentum ----------------------------------------------------------
+MOMENTUM = 0.9
+# (x, y, lr, steps, start): the checker's own problems, neither the lesson's data nor its settings.
+_LOOP_X1 = np.linspace(-1.0, 1.0, 20, dtype=np.float32).reshape(-1, 1)
+_LOOP_X2 = np.linspace(0.0, 2.0, 11, dtype=np.float32).reshape(-1, 1)
+LOOP_CASES = [
+    (_LOOP_X1, (1.5 * _LOOP_X1 - 0.5 + 0.05 * np.sin(5 * _LOOP_X1)).astype(np.float32), 0.05, 15, (0.3, 0.2)),
+    (_LOOP_X2, (2.0 - _LOOP_X2).astype(np.float32), 0.02, 10, (-0.5, 0.0)),
+]
+
+
+def momentum_descent(x, y, lr, steps, start, momentum=MOMENTUM):
+    """Heavy-ball gradient descent on the MSE of y = w*x + b in float64, as nn.Momentum does it
+    (v = momentum * v + grad; p -= lr * v). Returns (losses before each step, ws, bs after each step,
+    losses after each step)."""
+    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+    w, b = start
+    vw = vb = 0.0
+    losses, ws, bs, after = [], [], [], []
+    for _ in range(steps):
+        err = w * x + b - y
+        losses.append(np.mean(err ** 2))
+        vw, vb = momentum * vw + 2 * np.mean(err * x), momentum * vb + 2 * np.mean(err)
+        w, b = w - lr * vw, b - lr * vb
+        ws.append(w)
+        bs.append(b)
+        after.append(np.mean((w * x + b - y) ** 2))
+    return np.array(losses), np.array(ws), np.array(bs), np.array(after)
+
+
+def _loop_net(w, b):
+    import mindspore as ms
+    from mindspore import nn, ops
+
+    class OneNeuron(nn.Cell):  # like the lesson's MinimalNet: the layer is net.dense
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(1, 1)
+
+        def construct(self, x):
+            return self.dense(x)
+
+    net = OneNeuron()
+    ops.assign(net.dense.weight, ms.Tensor([[w]], ms.float32))  # before the first step: safe (FACTS)
+    ops.assign(net.dense.bias, ms.Tensor([b], ms.float32))
+    return net
+
+
+def _series(value, what, n):
+    """A float64 array of n finite numbers from a list/tuple of numbers, an array or a Tensor, or a message."""
+    if isinstance(value, (list, tuple)):
+        numbers = []
+        for item in value:
+            number, problem = as_number(item, f"each entry of {what}")
+            if problem:
+                return None, problem
+            numbers.append(number)
+        arr = np.array(numbers, dtype=np.float64)
+    else:
+        arr, problem = as_array(value, what)
+        if problem:
+            return None, problem
+        arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.shape != (n,):
+        return None, f"{what} should hold one number per step, {n}, got shape {arr.shape}"
+    if not np.all(np.isfinite(arr)):
+        return None, f"{what} holds NaN or inf"
+    return arr, None
+
+
+def _close(a, b):
+    return np.allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def _check_train_loop(answer):
+    if not callable(answer) or isinstance(answer, type):
+        return ("expected a function train_momentum(net, x, y, lr, steps) (answer = train_momentum, without "
+                f"calling it), got {shown(answer)}")
+    for x, y, lr, steps, start in LOOP_CASES:
+        call = f"train_momentum(net, x, y, lr={lr}, steps={steps})"
+        got = answer(_loop_net(*start), x, y, lr, steps)
+        if got is None:
+            return f"{call} returned None. {NONE_HINT}"
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
+            return f"{call} should return three lists (losses, ws, bs), got {shown(got)}"
+        series = []
+        for value, what in zip(got, ("losses", "ws", "bs")):
+            arr, problem = _series(value, what, steps)
+            if problem:
+                return f"{call}: {problem}"
+            series.append(arr)
+        losses, ws, bs = series
+        want_losses, want_ws, want_bs, want_after = momentum_descent(x, y, lr, steps, start)
+        if _close(ws, want_ws) and _close(bs, want_bs):
+            if _close(losses, want_losses):
+                continue
+            if _close(losses, want_after):
+                return (f"{call}: your losses are those after each update; record the loss the step computed, "
+                        "before the update (what grad_fn or the train cell returned)")
+            return (f"{call}: w and b are right, but the losses are not the MSE before each step: "
+                    f"{losses[:3].round(5)}...")
+        sgd_losses, sgd_ws, sgd_bs, _ = momentum_descent(x, y, lr, steps, start, momentum=0.0)
+        if _close(ws, sgd_ws) and _close(bs, sgd_bs):
+            return f"{call} follows plain SGD: use nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9)"
+        if np.allclose(ws, start[0]) and np.allclose(bs, start[1]):
+            return f"{call}: w and b never changed: call optimizer(grads) after computing the gradients"
+        if steps > 1 and np.all(ws == ws[-1]) and not np.allclose(want_ws, want_ws[-1]):
+            return (f"{call}: every recorded w is {ws[-1]:.5f}, the same value: you recorded views that training "
+                    "kept overwriting. Record net.dense.weight.asnumpy().item() (a Python float) or a .copy()")
+        if _close(ws, np.r_[start[0], want_ws[:-1]]) and _close(bs, np.r_[start[1], want_bs[:-1]]):
+            return f"{call}: you recorded w and b before each update; record them after the step"
+        k = int(np.argmax(~(np.isclose(ws, want_ws, rtol=1e-4, atol=1e-5) & np.isclose(bs, want_bs, rtol=1e-4,
+                                                                                         atol=1e-5))))
+        return (f"{call}: after step {k + 1} expected w = {want_ws[k]:.5f}, b = {want_bs[k]:.5f} (Momentum 0.9, "
+                f"learning rate {lr}), got w = {ws[k]:.5f}, b = {bs[k]:.5f}")
+    return None
+
+
+loss_before_update = Prediction(
+    "03.3", "train_net = nn.TrainOneStepCell(loss_net, optimizer). One call, train_net(X, Y), runs the forward "
+            "pass, the gradients and the update. Which loss does it return?",
+    {"a": ("The loss after the update, with the new weights",
+           "the step ends with the update, which makes this tempting; but the loss is computed in the forward "
+           "pass, before the gradients exist, and TrainOneStepCell does not run the net a second time"),
+     "b": ("The loss before the update: the one the gradients were computed from",
+           "the forward pass computes the loss, the gradients come from it, the optimizer updates in place, and "
+           "the cell returns that first loss. So a recorded loss history lags the weights by one step"),
+     "c": ("Nothing (None): the step changes the weights in place",
+           "PyTorch's optimizer.step() returns None, but a MindSpore train cell is a Cell and returns the "
+           "output of its construct: the loss, as a Tensor")},
+    answer="b")
+just_above_bound = Prediction(
+    "03.4", "100 SGD steps with lr = 0.79 end within 0.05 of (2, 0). What does lr = 0.81, only "
+            "2.5 % larger, do in 100 steps?",
+    {"a": ("It reaches (2, 0) too, a little sooner: each step is a little longer",
+           "that holds below the bound, where a larger step means faster progress. But 0.81 is just above "
+           "2 / lambda_max, about 0.807 for this data: there the error along the steep direction grows at every "
+           "step instead of shrinking"),
+     "b": ("It gets there more slowly: the loss still falls, but it is not at (2, 0) after 100 steps",
+           "a learning rate too SMALL gives that picture (lr = 0.03 above). Too large a one does not slow down: "
+           "it overshoots, more and more at every step"),
+     "c": ("It diverges: after 100 steps the loss is larger than at the start",
+           "0.81 is just above the stability bound 2 / lambda_max (about 0.807, notebook 04): each step "
+           "multiplies the error along the steep direction by |1 - lr * lambda_max| > 1. So close to the bound "
+           "the factor is barely above 1, so the loss creeps up; at 0.85 it explodes")},
+    answer="c")
+train_loop = Exercise("03.5", _check_train_loop, hints=[
+    "start from train_functional in section 5: the same loop, with the net, the data, the learning rate and "
+    "the number of steps passed in, and another optimizer",
+    "optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9); grad_fn = "
+    "ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None, optimizer.parameters); each step: loss, grads "
+    "= grad_fn(X, Y); optimizer(grads); then record loss.asnumpy().item() and the weight and bias with .item()",
 ])

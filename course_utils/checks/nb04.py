@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from course_utils.exercises import Exercise, as_number
+from course_utils._validate import shown
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
 
 MOMENTUM = 0.9
 TOL = 0.01  # "converged": |w - w*| and |b - b*| below this for good
@@ -132,4 +133,141 @@ fastest_sgd_lr = Exercise("04.2", _check_fastest, hints=[
 momentum_threshold = Exercise("04.3", _check_momentum_threshold, hints=[
     "momentum lets a step carry part of the previous one; on a quadratic that moves the stability bound",
     "for heavy-ball momentum (v = m v + g; p -= lr v) on a quadratic, the bound is 2 (1 + m) / lambda_max",
+])
+
+
+# ---- 04.6: the lab's compiled Momentum step, state and learning rate passed in as Tensors ------------
+STEP_X = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(-1, 1)
+STEP_Y = (0.5 - STEP_X + 0.1 * np.cos(3.0 * STEP_X)).astype(np.float32)
+STEP_START = (0.5, -0.3)
+STEP_LRS = (0.1, 0.3, 0.05, 0.3, 0.2)  # a different learning rate at almost every call
+
+
+def _is_jit(fn):
+    """True for a function wrapped by ms.jit (its wrapper lives in MindSpore's own code)."""
+    code = getattr(fn, "__code__", None)
+    return (hasattr(fn, "__wrapped__") and code is not None
+            and "mindspore" in code.co_filename.replace("\\", "/").split("/"))
+
+
+def heavy_ball(lrs=STEP_LRS, momentum=MOMENTUM, start=STEP_START):
+    """nn.Momentum's rule (v = momentum * v + g; theta -= lr * v) on the MSE of the step data, in float64.
+    Returns a list of (theta, velocity, loss before the step, loss after the step), one per step."""
+    a = np.hstack([STEP_X, np.ones_like(STEP_X)]).astype(np.float64)
+    y = STEP_Y.astype(np.float64)
+    theta, velocity = np.array(start, dtype=np.float64).reshape(2, 1), np.zeros((2, 1))
+    out = []
+    for lr in lrs:
+        err = a @ theta - y
+        loss = np.mean(err ** 2)
+        velocity = momentum * velocity + 2 * a.T @ err / len(y)
+        theta = theta - lr * velocity
+        out.append((theta, velocity, loss, np.mean((a @ theta - y) ** 2)))
+    return out
+
+
+def _pair(value, what, call):
+    arr, problem = as_array(value, f"the {what} returned at call {call}")
+    if problem:
+        return None, problem
+    if arr.size != 2:
+        return None, (f"the {what} returned at call {call} should have shape (2, 1) like the one passed in, "
+                      f"got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        return None, f"the {what} returned at call {call} holds NaN or inf"
+    return arr.reshape(2, 1), None
+
+
+def _check_momentum_step(answer):
+    import mindspore as ms
+
+    if not callable(answer) or isinstance(answer, type):
+        return f"expected your function momentum_step (answer = momentum_step, without calling it), got {shown(answer)}"
+    if not _is_jit(answer):
+        return ("momentum_step is not compiled: decorate it with @ms.jit (the lab runs its steps as one compiled "
+                "graph, reused for every learning rate)")
+    a, y = ms.Tensor(np.hstack([STEP_X, np.ones_like(STEP_X)])), ms.Tensor(STEP_Y)
+    theta = ms.Tensor(np.array(STEP_START, dtype=np.float32).reshape(2, 1))
+    velocity = ms.Tensor(np.zeros((2, 1), np.float32))
+    got = []
+    for k, lr in enumerate(STEP_LRS, start=1):
+        out = answer(theta, velocity, a, y, ms.Tensor(lr, ms.float32))
+        if out is None:
+            return f"momentum_step returned None. {NONE_HINT}"
+        if not isinstance(out, (tuple, list)) or len(out) != 3:
+            return f"momentum_step should return three things, (theta, velocity, loss), got {shown(out)}"
+        new_theta, problem = _pair(out[0], "theta", k)
+        new_velocity, problem_v = _pair(out[1], "velocity", k)
+        loss, problem_l = as_number(out[2], f"the loss returned at call {k}")
+        if problem or problem_v or problem_l:
+            return problem or problem_v or problem_l
+        got.append((new_theta, new_velocity, loss))
+        theta, velocity = out[0], out[1]  # the state goes back in, as the lab passes it from step to step
+    want = heavy_ball()
+    thetas, velocities = np.array([g[0] for g in got]), np.array([g[1] for g in got])
+    want_thetas, want_velocities = np.array([w[0] for w in want]), np.array([w[1] for w in want])
+
+    def close(u, v):
+        return np.allclose(u, v, rtol=1e-4, atol=1e-6)
+
+    if not close(thetas, want_thetas):
+        if close(thetas, np.array([w[0] for w in heavy_ball(momentum=0.0)])):
+            return ("your step is plain SGD: the velocity must carry over, velocity = 0.9 * velocity + gradient, "
+                    "and theta moves by lr * velocity")
+        if close(thetas, np.array([w[0] for w in heavy_ball(lrs=[STEP_LRS[0]] * len(STEP_LRS))])):
+            return (f"every call used the first learning rate, {STEP_LRS[0]}: the checker passes "
+                    f"{', '.join(map(str, STEP_LRS))}; use the lr argument")
+        if close(thetas, np.array([w[0] for w in heavy_ball(lrs=[-lr for lr in STEP_LRS])])):
+            return "the step moved uphill: theta - lr * velocity"
+        if np.allclose(thetas, np.array(STEP_START).reshape(2, 1)):
+            return "theta never changed: return the new theta, theta - lr * velocity"
+        k = int(np.argmax([not close(g, w) for g, w in zip(thetas, want_thetas)]))
+        return (f"after call {k + 1} (lr = {STEP_LRS[k]}) expected theta = {want_thetas[k].ravel().round(5).tolist()}, "
+                f"got {thetas[k].ravel().round(5).tolist()} (Momentum 0.9: velocity = 0.9 * velocity + gradient of "
+                "the MSE, theta = theta - lr * velocity)")
+    if not close(velocities, want_velocities):
+        return "theta is right, but the velocity you return is not 0.9 * velocity + gradient: return the new one"
+    for k, ((_, _, loss), (_, _, before, after)) in enumerate(zip(got, want), start=1):
+        if np.isclose(loss, before, rtol=1e-4, atol=1e-7):
+            continue
+        if np.isclose(loss, after, rtol=1e-4, atol=1e-7):
+            return ("theta and the velocity are right, but the loss is the one after the update; return the loss "
+                    "that came with the gradient (before the update), as TrainOneStepCell does")
+        return (f"theta and the velocity are right, but call {k} returned the loss {loss:.6f}; the MSE before it "
+                f"is {before:.6f}")
+    return None
+
+
+fastest_of_four = Prediction(
+    "04.4", "Four SGD runs of 100 steps from the same start: lr = 0.05, 0.3, 0.6 and 0.85 (the stability bound "
+            "is about 0.81, and above 1 / lambda_max, about 0.40, the path zig-zags). Which run ends closest to "
+            "the least-squares fit?",
+    {"a": ("lr = 0.3: the largest learning rate whose path is smooth",
+           "a smooth path looks efficient, but at 0.3 the flat direction of the valley shrinks by only "
+           "1 - 0.3 * lambda_min, about 0.96, per step: after 100 steps it is close, not there"),
+     "b": ("lr = 0.6, zig-zag and all",
+           "the zig-zag happens along the steep direction, where |1 - lr * lambda_max| is still below 1, so it "
+           "dies out; meanwhile the flat direction, which limits the speed, shrinks twice as fast as at 0.3"),
+     "c": ("lr = 0.85: the largest steps cover the most ground",
+           "0.85 is above the bound 2 / lambda_max: every step overshoots further than the last along the steep "
+           "direction, and the loss grows by a constant factor per step")},
+    answer="b")
+article_recipe = Prediction(
+    "04.5", "The article's recipe, lr = 0.01 for 100 steps, run with each optimizer from the same start. Which "
+            "optimizer ends closest to the least-squares fit?",
+    {"a": ("SGD, as article 000 says: for a network this small it performs best",
+           "at lr = 0.01 SGD is the slowest of the three: each step moves 0.01 times a gradient that is "
+           "small along the flat direction of the valley, and nothing builds up speed"),
+     "b": ("Momentum(0.9)",
+           "on a smooth bowl the velocity builds up to about 1 / (1 - 0.9) = 10 times the gradient, so "
+           "Momentum at 0.01 moves like SGD at about 0.1 once under way: it gets by far the closest"),
+     "c": ("Adam: adaptive learning rates fix a small lr",
+           "Adam divides each gradient by its running size, so each step moves every coordinate by about lr, "
+           "0.01, whatever the gradient: in 100 steps w cannot move much more than 1, and it needs about 2")},
+    answer="b")
+momentum_step = Exercise("04.6", _check_momentum_step, hints=[
+    "ms.value_and_grad(mse) gives a function returning the loss and its gradient with respect to mse's first "
+    "argument, theta; the rest is two lines of arithmetic on Tensors",
+    "loss, grad = ms.value_and_grad(mse)(theta, a, y); velocity = 0.9 * velocity + grad; return theta - lr * "
+    "velocity, velocity, loss",
 ])

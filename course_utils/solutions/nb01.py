@@ -26,3 +26,25 @@ class DenseTwice(nn.Cell):
 
 answer = DenseTwice
 nb01.dense_twice.check(answer)
+
+
+# %% 01.4 nb01.float64_input
+answer = "c"
+
+nb01.float64_input.check(answer)
+
+
+# %% 01.5 nb01.asnumpy_view
+answer = "b"
+
+nb01.asnumpy_view.check(answer)
+
+
+# %% 01.6 nb01.predict
+def predict(net, values):
+    batch = np.asarray(values, dtype=np.float32).reshape(-1, 1)  # float32, one sample per row
+    return net(Tensor(batch)).asnumpy().ravel()
+
+
+answer = predict
+nb01.predict.check(answer)

@@ -11,3 +11,31 @@ print("nn.L1Loss agrees:", nn.L1Loss()(Tensor(nb02.PREDICTIONS), Tensor(nb02.LAB
 answer = nn.WithLossCell(net, nn.L1Loss())
 
 nb02.l1_loss_cell.check(answer)
+
+
+# %% 02.3 nb02.called_with_predictions
+answer = "c"
+
+nb02.called_with_predictions.check(answer)
+
+
+# %% 02.4 nb02.auto_prefix_names
+answer = "b"
+
+nb02.auto_prefix_names.check(answer)
+
+
+# %% 02.5 nb02.loss_curve
+def loss_curve(net, loss_fn, weights, x, y):
+    cell = nn.WithLossCell(net, loss_fn)
+    data, label = Tensor(x), Tensor(y)
+    losses = []
+    for w in weights:
+        ops.assign(net.dense.weight, Tensor([[w]], ms.float32))
+        ops.assign(net.dense.bias, Tensor([0.0], ms.float32))
+        losses.append(cell(data, label).asnumpy().item())
+    return np.array(losses)
+
+
+answer = loss_curve
+nb02.loss_curve.check(answer)

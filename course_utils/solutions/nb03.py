@@ -1,7 +1,16 @@
 """Reference solutions of notebook 03 (see course_utils/solutions/__init__.py)."""
 
 # %% 03.1 nb03.learning_rate
-answer = 0.5
+x2, y2 = nb03.exercise_data()
+data2 = (Tensor(x2), Tensor(y2))
+reaching = []
+for lr in (0.3, 0.5, 0.55, 0.6, 0.65, 0.7):  # section 4's sweep, on the new data
+    _, _, w_lr, b_lr = train(lr, data=data2)
+    print(f"lr {lr:4.2f}: w = {w_lr[-1]:9.4f}  b = {b_lr[-1]:9.4f}")
+    if abs(w_lr[-1] - 3) < 0.05 and abs(b_lr[-1] + 1) < 0.05:
+        reaching.append(lr)
+print("within 0.05 of (3, -1):", reaching)
+answer = reaching[len(reaching) // 2]  # one from the middle of the window
 
 nb03.learning_rate.check(answer)
 
@@ -12,3 +21,34 @@ A = np.hstack([x, np.ones_like(x)]).astype(np.float64)
 answer = (w_fit, b_fit)
 
 nb03.least_squares.check(answer)
+
+
+# %% 03.3 nb03.loss_before_update
+answer = "b"
+
+nb03.loss_before_update.check(answer)
+
+
+# %% 03.4 nb03.just_above_bound
+answer = "c"
+
+nb03.just_above_bound.check(answer)
+
+
+# %% 03.5 nb03.train_loop
+def train_momentum(net, x, y, lr, steps):
+    optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9)
+    grad_fn = ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None, optimizer.parameters)
+    data, label = Tensor(x), Tensor(y)
+    losses, ws, bs = [], [], []
+    for _ in range(steps):
+        loss, grads = grad_fn(data, label)  # the loss before the update
+        optimizer(grads)
+        losses.append(loss.asnumpy().item())
+        ws.append(net.dense.weight.asnumpy().item())  # .item(): a Python float, not a view
+        bs.append(net.dense.bias.asnumpy().item())
+    return losses, ws, bs
+
+
+answer = train_momentum
+nb03.train_loop.check(answer)

@@ -18,9 +18,13 @@ solution is with the instructor instead. A :class:`Prediction` is a multiple-cho
 surprising cell: every option, right or wrong, comes with its own explanation.
 """
 
+import ast
+import inspect
 import numbers
 import os
+import textwrap
 import traceback
+import types
 
 import numpy as np
 
@@ -173,6 +177,41 @@ class Exercise:
 
     def __repr__(self):
         return f"{type(self).__name__}({self.name!r})"
+
+
+def _has_ellipsis(function):
+    """True if the source of ``function`` still holds a ``...`` (a scaffold line not yet written)."""
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_name == "<lambda>":  # a lambda's source line is part of a larger statement
+        return code is not None and Ellipsis in code.co_consts
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError, IndentationError):  # no source (built in, a lambda in an expression)
+        return Ellipsis in getattr(getattr(function, "__code__", None), "co_consts", ())
+    return any(isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree))
+
+
+def unfinished(answer):
+    """True for a scaffolded function, or a class with a method written by the learner, whose code still holds
+    ``...`` (methods of MindSpore's own classes are not looked at)."""
+    if isinstance(answer, types.FunctionType):
+        return _has_ellipsis(answer)
+    if isinstance(answer, type):  # its own methods and those it inherits from the learner's classes
+        own = [k for k in answer.__mro__ if k.__module__.split(".")[0] not in ("mindspore", "builtins")]
+        methods = [getattr(m, "__func__", m) for k in own for m in vars(k).values()]
+        return any(_has_ellipsis(m) for m in methods if isinstance(m, types.FunctionType))
+    return False
+
+
+class ScaffoldExercise(Exercise):
+    """An exercise whose answer is a scaffold (a function or class with ``...`` lines to replace): while a
+    ``...`` is left, the verdict is "not attempted" (the stub returns None, which is no mistake yet)."""
+
+    def evaluate(self, answer):
+        if unfinished(answer):
+            return CheckResult(NOT_ATTEMPTED, "not attempted yet: replace the `...` lines of the scaffold with your "
+                                              "code, then run the cell again. Stuck? .hint() gives a first hint.")
+        return super().evaluate(answer)
 
 
 class Prediction(Exercise):

@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 from mindspore import nn, ops  # noqa: E402
 
 from course_utils.checks import nb05  # noqa: E402
-from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED  # noqa: E402
+from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED, unfinished  # noqa: E402
 
 
 @pytest.fixture
@@ -132,9 +132,9 @@ def test_unfinished_looks_at_classes_and_functions_only():
         def other(self):
             ...
 
-    assert not nb05.unfinished(Done) and nb05.unfinished(Todo) and not nb05.unfinished(type("Empty", (), {}))
-    assert not nb05.unfinished(lambda g: None) and nb05.unfinished(lambda g: ...)
-    assert not nb05.unfinished(print) and not nb05.unfinished(3)
+    assert not unfinished(Done) and unfinished(Todo) and not unfinished(type("Empty", (), {}))
+    assert not unfinished(lambda g: None) and unfinished(lambda g: ...)
+    assert not unfinished(print) and not unfinished(3)
 
 
 # ---- 05.2 a step that clips and returns (loss, norm) --------------------------------------------

@@ -3,53 +3,13 @@ predictions (what global-norm clipping does to the direction; what a plain attri
 
 Every oracle is float64 numpy written from the formulas (sum of squares, the closed-form MSE gradient,
 mean absolute error); none of them uses the code the notebook teaches.
-
-``ScaffoldExercise`` (also used by notebooks 07 and 08) reports a scaffold that still holds ``...`` as
-"not attempted" rather than judging it.
 """
 
-import ast
-import inspect
-import textwrap
-import types
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
-
-
-# ---- scaffolds: code that still holds `...` has not been attempted -----------------------------------
-def _has_ellipsis(function):
-    """True if the source of ``function`` still holds a ``...`` (a scaffold line not yet written)."""
-    code = getattr(function, "__code__", None)
-    if code is None or code.co_name == "<lambda>":  # a lambda's source line is part of a larger statement
-        return code is not None and Ellipsis in code.co_consts
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError, IndentationError):  # no source (built in, a lambda in an expression)
-        return Ellipsis in getattr(getattr(function, "__code__", None), "co_consts", ())
-    return any(isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree))
-
-
-def unfinished(answer):
-    """True for a scaffolded function, or a class with a method written by the learner, whose code still holds
-    ``...`` (methods of MindSpore's own classes are not looked at)."""
-    if isinstance(answer, types.FunctionType):
-        return _has_ellipsis(answer)
-    if isinstance(answer, type):  # its own methods and those it inherits from the learner's classes
-        own = [k for k in answer.__mro__ if k.__module__.split(".")[0] not in ("mindspore", "builtins")]
-        methods = [getattr(m, "__func__", m) for k in own for m in vars(k).values()]
-        return any(_has_ellipsis(m) for m in methods if isinstance(m, types.FunctionType))
-    return False
-
-
-class ScaffoldExercise(Exercise):
-    """An exercise whose answer is a scaffold (a function or class with ``...`` lines to replace): while a
-    ``...`` is left, or the function returns ``...``, the verdict is "not attempted"."""
-
-    def evaluate(self, answer):
-        return super().evaluate(... if unfinished(answer) else answer)
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
 
 
 def _scalar(value, what):

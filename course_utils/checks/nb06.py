@@ -9,8 +9,7 @@ and what set_data does after the optimizer has stepped in PyNative mode.
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.checks.nb05 import ScaffoldExercise
-from course_utils.exercises import Exercise, Prediction, as_number
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
 
 TOO_LARGE = "learning rate too large"
 TOO_SMALL = "learning rate too small"

@@ -9,9 +9,8 @@ root mean squared error over all samples. Two predictions: what EarlyStopping an
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.checks.nb05 import ScaffoldExercise
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise, Prediction, as_number
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
 
 BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
 LR = 0.5

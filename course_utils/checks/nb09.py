@@ -3,14 +3,13 @@
 The oracles are numpy: float16 arithmetic with ``np.float16`` and gradient descent in float64.
 """
 
-import inspect
 import math
 
 import numpy as np
 
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import NONE_HINT, NOT_ATTEMPTED, CheckResult, Exercise, Prediction, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number
 
 TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
 FIXED_SCALE = 128.0  # the loss scale of exercise 09.3
@@ -141,31 +140,6 @@ fixed_scale_fix = Exercise("09.3", _check_fixed_scale_fix, hints=[
 
 
 # ---- 09.4 a loss-scaled train step -------------------------------------------------------------------
-class ScaffoldExercise(Exercise):
-    """An exercise whose answer is a scaffolded function: while one of its lines is still a bare ``...``,
-    the verdict is "not attempted" (the stub returns None, which is no mistake of the learner yet)."""
-
-    def evaluate(self, answer):
-        if callable(answer) and _unfilled_line(answer):
-            return CheckResult(NOT_ATTEMPTED, f"not attempted yet: replace the `...` of the scaffold (first at "
-                                              f"`{_unfilled_line(answer)}`), then run the cell again. Stuck? "
-                                              ".hint() gives a first hint.")
-        return super().evaluate(answer)
-
-
-def _unfilled_line(function):
-    """The first line of ``function``'s source that is still a bare ``...`` (comment aside), else ''."""
-    try:
-        lines = inspect.getsource(function).splitlines()
-    except (OSError, TypeError):  # no source (a builtin, a class defined in a cell): nothing to detect
-        return ""
-    for line in lines:
-        code = line.split("#", 1)[0].strip()
-        if code == "..." or code.endswith("= ...") or code.endswith(": ..."):
-            return line.strip()
-    return ""
-
-
 STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 09.4 check
 
 

@@ -3,8 +3,7 @@
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.checks.nb09 import ScaffoldExercise
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
 
 # ---- 10.1 which mode finishes first ------------------------------------------------------------
 # (n_steps, compile_s, pynative_step_s, graph_step_s): typical of a laptop, and the edges that matter.

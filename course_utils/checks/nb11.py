@@ -12,8 +12,7 @@ import shlex
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.checks.nb09 import ScaffoldExercise
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
 
 # Exercise 11.1: the rows shard_id=2 of num_shards=4 receives from a data set of 10 rows.
 SHARD_ROWS, SHARD_ID, NUM_SHARDS = 10, 2, 4

@@ -3,8 +3,7 @@
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.checks.nb09 import ScaffoldExercise
-from course_utils.exercises import Exercise, Prediction, as_array
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_array
 
 # The checker's own inputs for 12.1: a grid over [-1, 1].
 GRID = np.linspace(-1.0, 1.0, 201, dtype=np.float32).reshape(-1, 1)

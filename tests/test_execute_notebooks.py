@@ -26,6 +26,7 @@ def test_store_twice_is_byte_identical(tmp_path):
         new_code_cell("import time\n# Not compared: a timing\nprint(time.perf_counter())",
                       metadata={"tags": ["nbval-ignore-output"]}),
         new_code_cell("1 / 0", metadata={"tags": ["raises-exception"]}),
+        new_code_cell("import json\njson.loads('{')", metadata={"tags": ["raises-exception"]}),
     ])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path / "tiny.ipynb"
@@ -33,11 +34,15 @@ def test_store_twice_is_byte_identical(tmp_path):
     assert _run(path).returncode == 0
     first = path.read_bytes()
     stored = nbformat.reads(first.decode(), as_version=4)
-    assert [c.execution_count for c in stored.cells if c.cell_type == "code"] == [1, 2, 3, 4]
+    assert [c.execution_count for c in stored.cells if c.cell_type == "code"] == [1, 2, 3, 4, 5]
     assert len(stored.cells[1].outputs) == 1, "stream chunks were not merged"
     assert "widgets" not in stored.metadata
     assert "application/vnd.jupyter.widget-view+json" not in stored.cells[2].outputs[0]["data"]
     assert stored.cells[4].outputs[0].output_type == "error"
+    traceback = "\n".join(stored.cells[5].outputs[0].traceback)  # through the standard library's json
+    assert "<stdlib>/json/" in traceback, traceback
+    for machine in (sys.prefix, sys.base_prefix, str(Path.home()) + "/", "/tmp/"):
+        assert machine not in traceback, f"{machine} is stored in a traceback"
     out = _run("--check", path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert _run(path).returncode == 0

@@ -6,6 +6,7 @@ without stray errors or MindSpore log lines, and that it has what a lesson needs
 """
 
 import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -70,6 +71,16 @@ def test_no_mindspore_log_lines_stored(stored_nb):
         for out in cell.get("outputs", []):
             match = MS_LOG_LINE.search(_text_of(out))
             assert not match, f"cell {i} stores a MindSpore log line ({match.group(0)}...): set GLOG_v=3 first"
+
+
+def test_no_path_of_this_machine_stored(stored_nb):
+    """Tracebacks and outputs show placeholders (<site-packages>/, <course>/), never this machine's folders."""
+    machine = [str(ROOT) + "/", str(Path.home()) + "/", "/tmp/", sys.prefix + "/", sys.base_prefix + "/"]
+    for i, cell in enumerate(stored_nb.cells):
+        for out in cell.get("outputs", []):
+            text = _text_of(out)
+            found = [m for m in machine if m in text]
+            assert not found, f"cell {i} stores {found[0]}: re-store with tools/execute_notebooks.py"
 
 
 def test_no_widget_state_or_timing_metadata(stored_nb):

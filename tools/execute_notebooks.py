@@ -5,21 +5,49 @@
 
 Run twice with no change, it leaves every notebook byte-identical: no timing metadata
 (``record_timing=False``), stream chunks merged (how stdout is split into messages depends on timing),
-no widget state or widget views (their model ids are random). Cells tagged ``nbval-ignore-output``
-hold run-dependent outputs (timings): their stored outputs are kept as long as the cell's source is
-unchanged, unless ``--refresh-run-dependent`` is given.
+no widget state or widget views (their model ids are random), no path of this machine in a stored
+traceback (site-packages, the course folder, temporary folders become placeholders). Cells tagged
+``nbval-ignore-output`` hold run-dependent outputs (timings): their stored outputs are kept as long as the
+cell's source is unchanged, unless ``--refresh-run-dependent`` is given.
 """
 
 import argparse
 import copy
 import os
+import re
 import sys
+import sysconfig
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
+ROOT = Path(__file__).resolve().parent.parent
 RUN_DEPENDENT_TAG = "nbval-ignore-output"
+HOME = os.path.expanduser("~")
+
+
+def _folder(path, placeholder):
+    """A pattern for ``path`` as written out or as IPython shortens it under the home folder ("~/...")."""
+    forms = [re.escape(str(path))]
+    if str(path).startswith(HOME + "/"):
+        forms.append(re.escape("~" + str(path)[len(HOME):]))
+    return re.compile("(?:" + "|".join(forms) + ")/"), placeholder + "/"
+
+
+# Paths of this machine in a traceback, most specific first: (pattern, placeholder).
+MACHINE_PATHS = ((re.compile(r"[^\s\"'(]*/site-packages/"), "<site-packages>/"),
+                 _folder(ROOT, "<course>"),
+                 (re.compile(r"/tmp/[^\s\"')]+"), "<tmpdir>"),
+                 _folder(sysconfig.get_paths()["stdlib"], "<stdlib>"),
+                 _folder(HOME, "~"))
+
+
+def path_free(text):
+    """``text`` with the paths of this machine replaced by placeholders."""
+    for pattern, placeholder in MACHINE_PATHS:
+        text = pattern.sub(placeholder, text)
+    return text
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
@@ -52,6 +80,8 @@ def normalise(nb):
             data = out.get("data")
             if data and WIDGET_VIEW in data:
                 del data[WIDGET_VIEW]
+            if out.get("output_type") == "error":  # nbval does not compare tracebacks; learners read them
+                out["traceback"] = [path_free(line) for line in out["traceback"]]
     return nb
 
 

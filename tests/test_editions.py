@@ -39,6 +39,9 @@ def test_solutions_live_outside_the_notebook_one_per_exercise(path):
     assert not any(SOLUTION_TAG in c.metadata.get("tags", []) for c in nb.cells), "a solution cell is stored"
     asked = _asked(nb)
     assert len(asked) >= 2 and len(set(asked)) == len(asked), f"exercises/predictions: {asked}"
+    predictions = [c for c in nb.cells if "prediction" in c.metadata.get("tags", [])]
+    assert len(predictions) >= 2, f"{path.name} needs at least two predictions (cells tagged 'prediction')"
+    assert any(not isinstance(ex, Prediction) for ex in _checks(number).values()), "no exercise, only predictions"
     sections = solutions.sections(number)
     assert sorted(expr for expr, _code in sections.values()) == sorted(asked), (
         f"course_utils/solutions/nb{number}.py must hold exactly one section per exercise/prediction cell")

@@ -51,13 +51,13 @@ browser:
 
 # Whole files go to a worker (a notebook's cells share one kernel; a browser or launcher module shares servers).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+	$(BIN)/python -m pytest -n $(JOBS)
 
 test-quick: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile tests -m "not browser and not msrun"
+	$(BIN)/python -m pytest -n $(JOBS) tests -m "not browser and not msrun"
 
 durations: $(STAMP)
-	COURSE_WRITE_DURATIONS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadfile
+	COURSE_WRITE_DURATIONS=1 $(BIN)/python -m pytest -n $(JOBS)
 
 check: $(STAMP)
 	$(BIN)/python -m course_utils.setup_check

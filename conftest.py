@@ -81,9 +81,6 @@ class StudentExerciseCell(IPyNbCell):
                                   f"it printed: {_printed(self)!r}")
 
 
-# Exercises whose answer is printed above them and that are being rewritten (issue 14); remove a name when
-# its exercise is fixed. Nothing else may be added here.
-KNOWN_SPOILERS = set()
 ANSWER_PROBE = """
 import numbers as _numbers
 if isinstance(globals().get("answer"), _numbers.Real) and not isinstance(answer, bool):
@@ -128,9 +125,7 @@ class SolutionCell(IPyNbCell):
         if "[ok]" not in printed:
             self.raise_cell_error("the reference solution does not pass its check", f"it printed: {printed!r}")
         match = re.search(r"__answer__ (\S+)", printed)
-        name = re.search(r"\[ok\] \w+ (\d\d\.\d+):", printed)
-        known = name is not None and name.group(1) in KNOWN_SPOILERS
-        spoilers = _spoilers(float(match.group(1)), self.above) if match and not known else []
+        spoilers = _spoilers(float(match.group(1)), self.above) if match else []
         if spoilers:
             self.raise_cell_error(f"the answer ({match.group(1)}) can be copied from above: the stored outputs "
                                   f"before the exercise show {' and '.join(spoilers)}")
@@ -148,7 +143,7 @@ class TwoPassNotebook(IPyNbFile):
         # A copy per item: nbval's coalesce_streams() merges the reference's stream outputs in place.
         for num, cell in enumerate(code):
             options = _options(cell, compare)
-            kind = StudentExerciseCell if set(cell.metadata.get("tags", [])) & set(ASKED) else IPyNbCell
+            kind = StudentExerciseCell if set(_tags(cell)) & set(ASKED) else IPyNbCell
             yield kind.from_parent(self, name=f"Cell {num}", cell_num=num, cell=copy.deepcopy(cell), options=options)
         for index, cell in enumerate(self.nb.cells):
             if cell.cell_type != "code":

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from course_utils.checks import nb00, nb01, nb02, nb03
+from course_utils.checks._nets import one_neuron
 from course_utils.data import make_linear_data
 from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED, Prediction
 
@@ -302,7 +303,8 @@ def test_nb02_loss_curve():
     def oracle_l1(weights):  # independent numpy oracle for the checker's data, bias 0
         return [np.mean(np.abs(w * nb02.CURVE_X - nb02.CURVE_Y)) for w in weights]
 
-    got = _reference_curve(nb02._curve_net(), nn.L1Loss(), nb02.CURVE_WEIGHTS, nb02.CURVE_X, nb02.CURVE_Y)
+    net = one_neuron(nb02.START_WEIGHT, nb02.START_BIAS)
+    got = _reference_curve(net, nn.L1Loss(), nb02.CURVE_WEIGHTS, nb02.CURVE_X, nb02.CURVE_Y)
     np.testing.assert_allclose(got, oracle_l1(nb02.CURVE_WEIGHTS), rtol=1e-5)
     assert status(nb02.loss_curve, _reference_curve) == CORRECT
     assert "bias left" in message(nb02.loss_curve, lambda *a: _reference_curve(*a, reset_bias=False))
@@ -366,7 +368,7 @@ def _cell_loop(net, x, y, lr, steps, optimizer="momentum", record="item", loss_w
 
 def test_nb03_train_loop_reference_matches_the_oracle():
     for x, y, lr, steps, start in nb03.LOOP_CASES:
-        _, ws, bs = _cell_loop(nb03._loop_net(*start), x, y, lr, steps)
+        _, ws, bs = _cell_loop(one_neuron(*start), x, y, lr, steps)
         want_ws, want_bs = _heavy_ball(x, y, lr, steps, *start)
         np.testing.assert_allclose(ws, want_ws, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(bs, want_bs, rtol=1e-5, atol=1e-6)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from course_utils._validate import shown
+from course_utils.checks._nets import one_neuron
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
 
 # Exercise 02.1: fixed predictions and labels, so the answer does not depend on a random net.
@@ -83,24 +84,6 @@ def _curve(weights, bias, loss, x=CURVE_X, y=CURVE_Y):
     return np.array(out)
 
 
-def _curve_net():
-    import mindspore as ms
-    from mindspore import nn, ops
-
-    class OneNeuron(nn.Cell):  # like the lesson's MinimalNet: the layer is net.dense
-        def __init__(self):
-            super().__init__()
-            self.dense = nn.Dense(1, 1)
-
-        def construct(self, x):
-            return self.dense(x)
-
-    net = OneNeuron()
-    ops.assign(net.dense.weight, ms.Tensor([[START_WEIGHT]], ms.float32))
-    ops.assign(net.dense.bias, ms.Tensor([START_BIAS], ms.float32))
-    return net
-
-
 def _as_curve(got, n):
     """A float64 array of n losses from what loss_curve returned, or a message."""
     if isinstance(got, (list, tuple)):
@@ -131,7 +114,7 @@ def _check_loss_curve(answer):
                 f"calling it), got {shown(answer)}")
     for loss_fn, kind, name in ((nn.L1Loss(), "l1", "nn.L1Loss()"),
                                 (nn.MSELoss(reduction="sum"), "mse_sum", 'nn.MSELoss(reduction="sum")')):
-        net = _curve_net()
+        net = one_neuron(START_WEIGHT, START_BIAS)
         got = answer(net, loss_fn, CURVE_WEIGHTS, CURVE_X, CURVE_Y)
         if got is None:
             return f"loss_curve returned None. {NONE_HINT}"

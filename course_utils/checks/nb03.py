@@ -3,6 +3,7 @@
 import numpy as np
 
 from course_utils._validate import shown
+from course_utils.checks._nets import one_neuron
 from course_utils.data import make_linear_data
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
 
@@ -132,24 +133,6 @@ def momentum_descent(x, y, lr, steps, start, momentum=MOMENTUM):
     return np.array(losses), np.array(ws), np.array(bs), np.array(after)
 
 
-def _loop_net(w, b):
-    import mindspore as ms
-    from mindspore import nn, ops
-
-    class OneNeuron(nn.Cell):  # like the lesson's MinimalNet: the layer is net.dense
-        def __init__(self):
-            super().__init__()
-            self.dense = nn.Dense(1, 1)
-
-        def construct(self, x):
-            return self.dense(x)
-
-    net = OneNeuron()
-    ops.assign(net.dense.weight, ms.Tensor([[w]], ms.float32))  # before the first step: safe (FACTS)
-    ops.assign(net.dense.bias, ms.Tensor([b], ms.float32))
-    return net
-
-
 def _series(value, what, n):
     """A float64 array of n finite numbers from a list/tuple of numbers, an array or a Tensor, or a message."""
     if isinstance(value, (list, tuple)):
@@ -182,7 +165,7 @@ def _check_train_loop(answer):
                 f"calling it), got {shown(answer)}")
     for x, y, lr, steps, start in LOOP_CASES:
         call = f"train_momentum(net, x, y, lr={lr}, steps={steps})"
-        got = answer(_loop_net(*start), x, y, lr, steps)
+        got = answer(one_neuron(*start), x, y, lr, steps)
         if got is None:
             return f"{call} returned None. {NONE_HINT}"
         if not isinstance(got, (tuple, list)) or len(got) != 3:

@@ -64,3 +64,28 @@ def hessian(x):
 def lambda_max(x):
     """The largest eigenvalue of ``hessian(x)``: plain gradient descent is stable exactly for lr < 2 / lambda_max."""
     return float(np.linalg.eigvalsh(hessian(x))[-1])
+
+
+CONVERGED = 0.01  # the course's one convergence criterion: w and b both within 0.01 of the least-squares fit
+
+
+def steps_to_converge(path, optimum, tol=CONVERGED):
+    """The first step k from which |w - w*| < tol and |b - b*| < tol for good (``CONVERGED``), or None.
+
+    ``path`` has one row (w, b) per point, starting with the initial point (row 0): row k is the
+    parameters after k steps. A path that leaves the tolerance again, or ends with NaN/inf, has not
+    converged. ``optimum`` is ``least_squares(x, y)``.
+    """
+    path = np.asarray(path, dtype=np.float64)
+    if path.ndim != 2 or path.shape[1] != 2 or len(path) == 0:
+        raise ValueError(f"path must have shape (steps + 1, 2), got {path.shape}")
+    optimum = np.asarray(optimum, dtype=np.float64)
+    if optimum.shape != (2,) or not np.all(np.isfinite(optimum)):
+        raise ValueError(f"optimum must be a finite pair (w*, b*), got {optimum.tolist()}")
+    tol = require_number("tol", tol, 0.0, low_open=True)
+    with np.errstate(invalid="ignore", over="ignore"):
+        inside = np.all(np.abs(path - optimum) < tol, axis=1)
+    if not inside[-1]:
+        return None
+    outside = np.flatnonzero(~inside)
+    return 0 if outside.size == 0 else int(outside[-1] + 1)

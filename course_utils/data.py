@@ -1,4 +1,4 @@
-"""The course's data set: y = w*x + b + noise, as float32 arrays of shape (n, 1)."""
+"""The course's data sets: y = w*x + b + noise as float32 arrays of shape (n, 1); 2-D points for classification."""
 
 import numpy as np
 
@@ -43,3 +43,51 @@ def check_xy(x, y=None):
             raise ValueError(f"{name} contains NaN or inf")
     if y is not None and x.shape != y.shape:
         raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+
+
+def _points(n, noise, seed, classes=2):
+    """Validated arguments of the 2-D classification data makers, and their random generator."""
+    n = require_int("n (number of points)", n, classes, MAX_SAMPLES)
+    noise = require_number("noise", noise, low=0, high=10)
+    seed = require_int("seed", seed, *SEED_RANGE)
+    return n, noise, np.random.RandomState(seed)
+
+
+def _shuffled(rng, points, labels):
+    order = rng.permutation(len(labels))  # classes mixed, so any slice (a mini-batch, a split) holds all
+    return np.ascontiguousarray(points[order], dtype=np.float32), labels[order].astype(np.int32)
+
+
+def make_moons(n=200, noise=0.1, seed=0):
+    """Two interleaving half-circles in 2-D: ``(points, labels)``, float32 (n, 2) and int32 (n,) in {0, 1}.
+
+    Class 0 is the upper moon (centre (0, 0)), class 1 the lower one (centre (1, 0.5)), each radius 1, with
+    n // 2 and n - n // 2 points at random angles, plus Gaussian noise of standard deviation ``noise`` on
+    each coordinate; the rows are shuffled. No straight line separates the two classes.
+    """
+    n, noise, rng = _points(n, noise, seed)
+    sizes = (n // 2, n - n // 2)
+    angles = [rng.uniform(0.0, np.pi, size) for size in sizes]
+    upper = np.stack([np.cos(angles[0]), np.sin(angles[0])], axis=1)
+    lower = np.stack([1.0 - np.cos(angles[1]), 0.5 - np.sin(angles[1])], axis=1)
+    points = np.concatenate([upper, lower]) + rng.normal(0.0, noise, size=(n, 2))
+    labels = np.repeat(np.arange(2), sizes)
+    return _shuffled(rng, points, labels)
+
+
+def make_spirals(n=300, classes=3, noise=0.1, seed=0):
+    """``classes`` interleaved spiral arms in 2-D: ``(points, labels)``, float32 (n, 2) and int32 (n,).
+
+    Arm k holds n // classes points (the first n % classes arms one more) at random radii r in [0, 1) and
+    angles 4 r + 2 pi k / classes (each arm turns by 4 rad, about 230 degrees), plus Gaussian noise of standard
+    deviation ``noise`` on each coordinate; the rows are shuffled. Labels are 0 .. classes - 1.
+    """
+    classes = require_int("classes", classes, 2, 10)
+    n, noise, rng = _points(n, noise, seed, classes)
+    sizes = [n // classes + (k < n % classes) for k in range(classes)]
+    radii = rng.uniform(0.0, 1.0, n)
+    labels = np.repeat(np.arange(classes), sizes)
+    angles = 4.0 * radii + 2.0 * np.pi * labels / classes
+    points = radii[:, None] * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    points = points + rng.normal(0.0, noise, size=(n, 2))
+    return _shuffled(rng, points, labels)

@@ -63,6 +63,21 @@ def _first(mask):
     return int(np.argmax(mask)) if mask.any() else None
 
 
+def _bouncing(loss, par):
+    """True when the second half of the run zig-zags: consecutive parameter updates point in opposite
+    directions (median cosine below -0.5), or, without parameters, the loss rises at 30% of its steps or more."""
+    half = max(len(loss) // 2, 2)
+    if par is not None and len(par) >= 4:
+        with np.errstate(invalid="ignore", over="ignore"):
+            moves = np.diff(par, axis=0)[-half:]
+            sizes = np.linalg.norm(moves, axis=1)
+            moving = (sizes[1:] > 0) & (sizes[:-1] > 0)
+            if moving.any():
+                cosine = np.sum(moves[1:] * moves[:-1], axis=1)[moving] / (sizes[1:] * sizes[:-1])[moving]
+                return bool(np.median(cosine) < -0.5)
+    return bool(np.mean(np.diff(loss[-half:]) > 0) >= 0.3)
+
+
 def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, min_improvement=0.5,
                   explode_factor=1e3, frozen_steps=5):
     """Diagnose a training run from what was recorded at each of its n steps.
@@ -155,16 +170,24 @@ def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, m
                                          "the optimizer has stepped does this: reset with ops.assign, or build a new "
                                          "optimizer."))
 
-    # 4. finite and not growing, but not learning either
+    # 4. finite and not growing, but not learning either. Which way to move the learning rate depends on
+    # how the loss failed to fall: steadily but slowly (too small), or up and down (each step overshoots).
     serious = bool(findings)
     improvement = 1.0 - loss[-1] / loss[0] if loss[0] > 0 else 0.0
+    bouncing = _bouncing(loss, par)
+    if bouncing:
+        advice = ("The loss goes up and down from step to step and the parameters jump back and forth: each step "
+                  "overshoots the minimum. The learning rate is too large (clipping can keep such a run finite, "
+                  "not make it converge): lower it, 2 to 3 times at a time.")
+    else:
+        advice = ("The loss falls steadily, just slowly: the learning rate may be too small (10 times smaller "
+                  "needs about 10 times the steps), or the inputs badly scaled (some directions then learn far more "
+                  "slowly than others: standardise them).")
     if not serious and improvement < min_improvement:
-        findings.append((NO_PROGRESS, f"the loss fell by only {improvement:.1%} in {n} steps. The learning rate may "
-                                      "be too small, or the inputs badly scaled (some directions then learn far "
-                                      "more slowly than others)."))
+        findings.append((NO_PROGRESS, f"the loss fell by only {improvement:.1%} in {n} steps. {advice}"))
     if not serious and baseline_loss is not None and loss[-1] > 0.5 * baseline_loss:
+        shape = ("" if bouncing else " Or predictions and targets differ in shape ((n, 1) against (n,) broadcasts "
+                 "silently, and the best the model can then do is predict the mean).")
         findings.append((NO_PROGRESS, f"the final loss is {loss[-1] / baseline_loss:.0%} of the baseline: the model "
-                                      "has learned little beyond the mean of y. The learning rate may be too small or "
-                                      "the inputs badly scaled; or predictions and targets differ in shape ((n, 1) "
-                                      "against (n,) broadcasts silently)."))
+                                      f"has learned little beyond the mean of y. {advice}{shape}"))
     return HealthReport(n, findings, facts)

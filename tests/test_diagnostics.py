@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from course_utils import diagnostics as dg
+from course_utils import oracles
 from course_utils.data import make_linear_data
 
 X, Y = make_linear_data()
@@ -28,8 +29,7 @@ def gd(lr, steps=100, x=X, y=Y, w=0.0, b=0.0, freeze_at=None):
 
 
 def limit(x=X):
-    x = x.astype(np.float64).ravel()
-    return 2 / np.linalg.eigvalsh(2 * np.array([[np.mean(x * x), np.mean(x)], [np.mean(x), 1.0]]))[-1]
+    return 2 / oracles.lambda_max(x)
 
 
 # ---- numpy runs with a known problem -------------------------------------------------------------
@@ -87,13 +87,7 @@ def test_learning_rate_too_small():
 
 
 def test_no_better_than_the_mean():
-    # targets of shape (n,) against predictions (n, 1): the model learns the mean of y (w -> 0)
-    x, y = X.ravel(), Y.ravel()
-    w, b, losses = 0.0, 0.0, []
-    for _ in range(100):
-        err = (w * x + b)[:, None] - y[None, :]
-        losses.append(np.mean(err ** 2))
-        w, b = w - 0.5 * 2 * np.mean(err * x[:, None]), b - 0.5 * 2 * np.mean(err)
+    losses = _flat_target_losses()
     report = dg.health_report(losses, baseline_loss=float(np.var(Y)))
     assert report.verdict == dg.NO_PROGRESS and "100% of the baseline" in report.findings[0][1]
     assert dg.health_report(losses).healthy, "without the baseline the loss curve looks fine: that is the trap"
@@ -102,6 +96,79 @@ def test_no_better_than_the_mean():
 def test_one_parameter_and_lists_are_accepted():
     report = dg.health_report([1.0, 0.5, 0.1], [2.0, 1.0, 0.5], [0.0, 0.5, 0.7, 0.8])
     assert report.healthy and "HEALTHY" in str(report) and repr(report) == "HealthReport(verdict='healthy', findings=0)"
+
+
+# ---- the advice: each failure the report names points the learner the right way -----------------------
+def _advice(report):
+    return " ".join(text for _, text in report.findings)
+
+
+def test_advice_for_a_diverged_run():
+    text = _advice(dg.health_report(*gd(2.5 * limit())))
+    assert "Lower the learning rate" in text and "too small" not in text
+
+
+def test_advice_for_a_diverging_run():
+    report = dg.health_report(*gd(1.1 * limit()))
+    assert report.verdict == dg.DIVERGING and dg.EXPLODING in [v for v, _ in report.findings]
+    text = _advice(report)
+    assert "too large" in text and "Clip it" in text and "too small" not in text
+
+
+def test_advice_for_a_frozen_run():
+    text = _advice(dg.health_report(*gd(0.5, freeze_at=30)))
+    assert "ops.assign" in text and "set_data" in text
+
+
+def test_advice_for_a_too_small_learning_rate():
+    text = _advice(dg.health_report(*gd(0.001), baseline_loss=float(np.var(Y))))
+    assert "too small" in text and "too large" not in text
+
+
+def test_advice_for_a_clipped_run_above_the_limit_is_lower_the_learning_rate():
+    # lr above 2/lambda_max with clipping stays finite and bounces across the valley: the lr is too LARGE
+    from course_utils.training import train
+
+    history = train(_net(0.0, 0.0), X, Y, lr=1.05 * limit(), steps=60, clip=1.0)
+    report = dg.health_report(history["loss"], history["grad_norm"], history["params"], baseline_loss=float(np.var(Y)))
+    assert report.verdict == dg.NO_PROGRESS, str(report)
+    text = _advice(report)
+    assert "too large" in text and "overshoots" in text and "too small" not in text, text
+    # without the parameters the report reads the bounce from the loss alone
+    assert "too large" in _advice(dg.health_report(history["loss"], baseline_loss=float(np.var(Y))))
+
+
+def test_advice_for_badly_scaled_inputs():
+    x_mm = 1000 * X
+    losses, norms, params = gd(0.9 * limit(x_mm), x=x_mm, y=Y + 1)
+    text = _advice(dg.health_report(losses, norms, params, baseline_loss=float(np.var(Y + 1))))
+    assert "badly scaled" in text and "standardise" in text and "too large" not in text
+
+
+def test_advice_for_flat_targets_names_the_shape():
+    text = _advice(dg.health_report(_flat_target_losses(), baseline_loss=float(np.var(Y))))
+    assert "differ in shape" in text and "too large" not in text
+
+
+def _net(w, b):
+    import mindspore as ms
+    from mindspore import nn
+
+    net = nn.Dense(1, 1)
+    net.weight.set_data(ms.Tensor([[w]], ms.float32))
+    net.bias.set_data(ms.Tensor([b], ms.float32))
+    return net
+
+
+def _flat_target_losses():
+    """Targets of shape (n,) against predictions (n, 1): the model learns the mean of y (w -> 0)."""
+    x, y = X.ravel(), Y.ravel()
+    w, b, losses = 0.0, 0.0, []
+    for _ in range(100):
+        err = (w * x + b)[:, None] - y[None, :]
+        losses.append(np.mean(err ** 2))
+        w, b = w - 0.5 * 2 * np.mean(err * x[:, None]), b - 0.5 * 2 * np.mean(err)
+    return losses
 
 
 # ---- real MindSpore runs ---------------------------------------------------------------------------

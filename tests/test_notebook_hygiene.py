@@ -18,6 +18,8 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 STORED = NOTEBOOKS + [ROOT / "app" / "learning_rate_lab.ipynb"]
 MS_LOG_LINE = re.compile(r"\[(WARNING|ERROR|INFO|DEBUG|CRITICAL)\] [A-Z_]+\(\d+|ME\(pid")
 NOT_COMPARED = ("nbval-ignore-output", "nbval-skip")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+MAX_ERROR_LINES = 8
 
 
 def _tags(cell):
@@ -83,6 +85,21 @@ def test_no_path_of_this_machine_stored(stored_nb):
             assert not found, f"cell {i} stores {found[0]}: re-store with tools/execute_notebooks.py"
 
 
+def test_expected_errors_are_short_and_path_free(stored_nb):
+    """One style for every expected error: `Type: message` (course_utils.errors.expect_error, or IPython's
+    `%xmode Minimal`), a few lines, no traceback frames and no C++ call stack."""
+    for i, cell in enumerate(stored_nb.cells):
+        for out in cell.get("outputs", []):
+            text = ANSI.sub("", _text_of(out))
+            assert "C++ Call Stack" not in text, f"cell {i} stores MindSpore's C++ call stack: use expect_error"
+            if out.output_type == "error":
+                lines = text.strip().splitlines()
+                frames = [line for line in lines if line.startswith(("Traceback", "Cell In[", "File "))]
+                assert len(lines) <= MAX_ERROR_LINES and not frames, (
+                    f"cell {i} stores a {len(lines)}-line traceback: show the expected error as 'Type: message'"
+                    " with course_utils.errors.expect_error")
+
+
 def test_no_widget_state_or_timing_metadata(stored_nb):
     assert "widgets" not in stored_nb.metadata, "widget state is stored: re-store with tools/execute_notebooks.py"
     for i, cell in enumerate(stored_nb.cells):
@@ -103,7 +120,8 @@ def test_setup_cell_quiets_mindspore_before_import(nb):
     glog = code.find('os.environ["GLOG_v"] = "3"')
     first_import = min(i for i in (code.find("import mindspore"), code.find("from mindspore")) if i >= 0)
     assert 0 <= glog < first_import, 'set os.environ["GLOG_v"] = "3" before the first mindspore import'
-    assert "%matplotlib inline" in code, "the setup cell needs %matplotlib inline (MPLBACKEND=Agg hides figures)"
+    assert re.search(r"^%matplotlib inline\b", code, re.M), (
+        "the setup cell needs %matplotlib inline, not commented out (MPLBACKEND=Agg hides figures)")
 
 
 def test_lesson_structure(nb):

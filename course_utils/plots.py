@@ -1,8 +1,9 @@
-"""Plots of training: the loss curve on a log scale, and the path of (w, b) towards the target."""
+"""Plots of training: the loss curve on a log scale, the path of (w, b) towards the target, and the decision
+boundary of a classifier of 2-D points."""
 
 import numpy as np
 
-from course_utils._validate import require_series, shown
+from course_utils._validate import require_int, require_series, shown
 
 
 def _as_series(name, values, allow_nonfinite=False):
@@ -63,4 +64,71 @@ def plot_trajectory(ws, bs, target=(2.0, 0.0), ax=None, label=None, title="Param
     ax.set_ylabel("bias b")
     ax.set_title(title)
     ax.legend()
+    return ax
+
+
+def _points_and_labels(x, labels):
+    if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim != 2 or x.shape[1] != 2 or x.shape[0] == 0:
+        raise ValueError(f"x must be a float array of 2-D points, shape (n, 2), got {shown(x)}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x contains NaN or inf")
+    if not isinstance(labels, np.ndarray) or labels.dtype.kind not in "iu" or labels.shape != (x.shape[0],):
+        raise ValueError(f"labels must be an int array of shape ({x.shape[0]},) (one class per point), "
+                         f"got {shown(labels)}")
+    if labels.min() < 0 or labels.max() > 9:
+        raise ValueError(f"labels must be classes 0 to 9, got values from {labels.min()} to {labels.max()}")
+    return x, labels
+
+
+def _predicted_classes(predict, grid):
+    """Classes ``predict`` gives for the grid points: it may return classes (m,) or logits/scores (m, K)."""
+    out = predict(grid)
+    if hasattr(out, "asnumpy"):
+        out = out.asnumpy()
+    out = np.asarray(out)
+    if out.dtype.kind not in "iuf" or out.shape[:1] != (len(grid),) or out.ndim not in (1, 2):
+        raise ValueError(f"predict(points) must return classes of shape ({len(grid)},) or logits of shape "
+                         f"({len(grid)}, classes) for points of shape {grid.shape}, got {shown(out)}")
+    if not np.all(np.isfinite(out)):
+        raise ValueError("predict(points) returned NaN or inf")
+    classes = out.argmax(axis=1) if out.ndim == 2 else out.astype(np.int64)
+    if classes.min() < 0 or classes.max() > 9 or (out.ndim == 1 and not np.array_equal(classes, out)):
+        raise ValueError(f"predict(points) must return whole classes 0 to 9 (or logits of up to 10 classes), "
+                         f"got {shown(out)}")
+    return classes
+
+
+def plot_decision_boundary(predict, x, labels, ax=None, title=None, resolution=150):
+    """Colour the plane by the class ``predict`` gives each point, and draw the points ``x`` coloured by label.
+
+    ``predict`` takes float32 points of shape (m, 2) (a numpy array) and returns classes (m,) or logits
+    (m, K), as a numpy array or a Tensor: e.g. ``lambda p: net(Tensor(p))``.
+    """
+    if not callable(predict):
+        raise TypeError(f"predict must be a function of an (m, 2) float32 array, got {type(predict).__name__}")
+    x, labels = _points_and_labels(x, labels)
+    resolution = require_int("resolution", resolution, 10, 1000)
+    ax = _axes(ax)
+    low, high = x.min(axis=0), x.max(axis=0)
+    margin = 0.1 * np.maximum(high - low, 1e-3)
+    gx, gy = np.meshgrid(np.linspace(low[0] - margin[0], high[0] + margin[0], resolution),
+                         np.linspace(low[1] - margin[1], high[1] + margin[1], resolution))
+    grid = np.stack([gx.ravel(), gy.ravel()], axis=1).astype(np.float32)
+    classes = _predicted_classes(predict, grid).reshape(gx.shape)
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple",
+               "tab:brown", "tab:pink", "tab:gray", "tab:olive", "tab:cyan"]
+    k = int(max(classes.max(), labels.max())) + 1
+    from matplotlib.colors import ListedColormap
+
+    cmap = ListedColormap(colours[:k])
+    ax.contourf(gx, gy, classes, levels=np.arange(k + 1) - 0.5, cmap=cmap, alpha=0.25)
+    ax.scatter(x[:, 0], x[:, 1], c=labels, cmap=cmap, vmin=-0.5, vmax=k - 0.5, s=12, edgecolors="white",
+               linewidths=0.3)
+    ax.set_xlim(gx.min(), gx.max())
+    ax.set_ylim(gy.min(), gy.max())
+    ax.set_aspect("equal")
+    ax.set_xlabel("$x_1$")
+    ax.set_ylabel("$x_2$")
+    if title is not None:
+        ax.set_title(title)
     return ax

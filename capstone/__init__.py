@@ -3,5 +3,5 @@
     python -m capstone.train --ckpt-dir runs/first            # default configuration
     python -m capstone.train --config my.yaml --ckpt-dir DIR  # your own
 
-This is notebook 12's solution, laid out the way a team would keep it (article 000, section 8.1).
+This is notebook 16's solution, laid out the way a team would keep it (article 000, section 8.1).
 """

@@ -1,4 +1,4 @@
-"""Wall-clock timing of training steps that counts asynchronous work, for the graph-mode notebook (10).
+"""Wall-clock timing of training steps that counts asynchronous work, for the graph-mode notebook (13).
 
 PyNative launches operations asynchronously: a call can return before its result exists. A timing that
 does not wait measures only the launch, so ``time_calls`` fetches each result (``.asnumpy()``) inside

@@ -9,7 +9,7 @@ PyPI ``playwright`` package with ``executable_path``; never a browser that playw
 - every other notebook is opened in JupyterLab and its stored outputs (stock text, images and errors; nbval
   has run their code twice already) all render, with no console error; FRONTEND_CODE decides which is which,
   so a new notebook that makes a widget is run in the browser without anyone updating a list;
-- in the learning-rate lab (notebook 04 in JupyterLab, and the app of ``make app`` in Voila) a learner
+- in the learning-rate lab (notebook 05 in JupyterLab, and the app of ``make app`` in Voila) a learner
   drags the learning-rate slider, presses keys on it and switches the optimizer: after each move the
   kernel settles, the figure's PNG changes and the status line says what happened (DIVERGED in red for a
   too large learning rate);
@@ -43,7 +43,7 @@ from course_utils import procs
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-LAB_NOTEBOOK = "04_learning_rate_lab.ipynb"
+LAB_NOTEBOOK = "05_learning_rate_lab.ipynb"
 # Code whose output needs the browser's front end (widgets, display updates, notebook progress bars).
 FRONTEND_CODE = re.compile(r"ipywidgets|tqdm|ProgressBar\(|LiveLossPlot|learning_rate_lab\(|display\(|"
                            r"update_display|clear_output|%matplotlib widget")
@@ -361,7 +361,7 @@ def _open_in_lab(page, lab, name):
         if dialog.count() and dialog.first.is_visible():
             # JupyterLab asks when it could not start the notebook's kernel by itself; on a heavily loaded
             # machine that happens now and then. A learner clicks "Select" on the
-            # preselected Python 3 (ipykernel); so does the test, and it says so. Seen twice here, both on 06.
+            # preselected Python 3 (ipykernel); so does the test, and it says so. Seen twice here, both on 08.
             print(f"\n{name}: JupyterLab asked for a kernel; selecting the preselected one")
             dialog.locator(".jp-mod-accept").click()
         return False

@@ -10,7 +10,7 @@ import yaml
 
 from capstone.config import DEFAULT_PATH, load_config, validate
 from capstone.data import make_sine_data
-from course_utils.checks import nb12
+from course_utils.checks import nb16
 from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED
 
 
@@ -94,7 +94,7 @@ def test_nb12_mlp_class_check():
     import mindspore as ms
     from mindspore import nn
 
-    from capstone.model import MLP  # the reference notebook 12 imports after exercise 12.1
+    from capstone.model import MLP  # the reference notebook 16 imports after exercise 16.1
 
     class Linear2(nn.Cell):
         def __init__(self):
@@ -120,13 +120,13 @@ def test_nb12_mlp_class_check():
         def construct(self, x):
             return self.body(x)
 
-    assert nb12.mlp_class.evaluate(...).status == NOT_ATTEMPTED
-    assert nb12.mlp_class.evaluate(MLP).status == CORRECT
-    assert "straight line in x" in nb12.mlp_class.evaluate(Linear2).message  # no activation
-    assert "not an instance" in nb12.mlp_class.evaluate(MLP()).message
-    assert "MinimalNet again" in nb12.mlp_class.evaluate(OneLayer).message
-    assert "end with Dense(hidden, 1)" in nb12.mlp_class.evaluate(Wide).message
-    assert len(nb12.mlp_class.hints) == 3 and "SequentialCell(" not in nb12.mlp_class.hints[0]
+    assert nb16.mlp_class.evaluate(...).status == NOT_ATTEMPTED
+    assert nb16.mlp_class.evaluate(MLP).status == CORRECT
+    assert "straight line in x" in nb16.mlp_class.evaluate(Linear2).message  # no activation
+    assert "not an instance" in nb16.mlp_class.evaluate(MLP()).message
+    assert "MinimalNet again" in nb16.mlp_class.evaluate(OneLayer).message
+    assert "end with Dense(hidden, 1)" in nb16.mlp_class.evaluate(Wide).message
+    assert len(nb16.mlp_class.hints) == 3 and "SequentialCell(" not in nb16.mlp_class.hints[0]
 
 
 def _train_mlp(mistake=None):
@@ -149,18 +149,18 @@ def _train_mlp(mistake=None):
 
 
 def test_nb12_train_oracle_moves_downhill():
-    x, y, init = nb12._train_setup()
+    x, y, init = nb16._train_setup()
 
     def loss(params):
         w1, c1, w2, c2 = params
         return float(np.mean((np.tanh(x @ w1.T + c1) @ w2.T + c2 - y) ** 2))
 
-    assert loss(nb12.train_oracle()) < loss(init)
-    assert np.isclose(loss(nb12.train_oracle(epochs=0)), loss(init), rtol=1e-6)
+    assert loss(nb16.train_oracle()) < loss(init)
+    assert np.isclose(loss(nb16.train_oracle(epochs=0)), loss(init), rtol=1e-6)
 
 
 def test_nb12_train_function_accepts_the_reference():
-    result = nb12.train_function.evaluate(_train_mlp())
+    result = nb16.train_function.evaluate(_train_mlp())
     assert result.status == CORRECT, result.message
 
 
@@ -173,14 +173,14 @@ def test_nb12_train_function_accepts_the_reference():
     ("shuffle", "without shuffling"),
 ])
 def test_nb12_train_function_rejects(mistake, text):
-    result = nb12.train_function.evaluate(_train_mlp(mistake))
+    result = nb16.train_function.evaluate(_train_mlp(mistake))
     assert result.status == INCORRECT and text in result.message, result.message
 
 
 def test_nb12_train_function_is_not_fooled_by_inputs_or_constants():
     for answer in (lambda net, x, y, lr, epochs, batch_size: net, lambda *args: None,
-                   lambda net, x, y, lr, epochs, batch_size: nb12.train_oracle(), "train_mlp", 0.01):
-        assert nb12.train_function.evaluate(answer).status == INCORRECT
+                   lambda net, x, y, lr, epochs, batch_size: nb16.train_oracle(), "train_mlp", 0.01):
+        assert nb16.train_function.evaluate(answer).status == INCORRECT
 
 
 def _train_stub(net, x, y, lr, epochs, batch_size):
@@ -189,10 +189,10 @@ def _train_stub(net, x, y, lr, epochs, batch_size):
 
 
 def test_nb12_train_function_scaffold_is_not_attempted():
-    assert nb12.train_function.evaluate(_train_stub).status == NOT_ATTEMPTED
+    assert nb16.train_function.evaluate(_train_stub).status == NOT_ATTEMPTED
 
 
-@pytest.mark.parametrize("prediction, right", [(nb12.best_lr, "c"), (nb12.reload_exact, "a")])
+@pytest.mark.parametrize("prediction, right", [(nb16.best_lr, "c"), (nb16.reload_exact, "a")])
 def test_nb12_predictions_explain_every_option(prediction, right):
     assert prediction.evaluate(right).status == CORRECT
     for letter, (_text, why) in prediction.options.items():

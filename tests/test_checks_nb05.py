@@ -1,311 +1,242 @@
-"""The exercises of notebook 05 accept their reference solutions and reject typical wrong answers."""
-
-import os
-
-os.environ.setdefault("GLOG_v", "3")
-
-import mindspore as ms  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from mindspore import nn, ops  # noqa: E402
-
-from course_utils.checks import nb05  # noqa: E402
-from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED, unfinished  # noqa: E402
-
-
-@pytest.fixture
-def graph_mode():
-    """Run one test in graph mode and give the process back its previous mode."""
-    previous = ms.get_context("mode")
-    ms.set_context(mode=ms.GRAPH_MODE)
-    try:
-        yield
-    finally:
-        ms.set_context(mode=previous)
-
-
-# ---- 05.1 clipping by global norm, by hand -----------------------------------------------------------
-def clip_reference(grads, max_norm=1.0):
-    norm = ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
-    return tuple(g * ops.minimum(ops.ones_like(norm), max_norm / norm) for g in grads)
-
-
-def clip_with_mindspore(grads, max_norm=1.0):
-    return ops.clip_by_global_norm(grads, max_norm)
-
-
-def clip_in_numpy(grads, max_norm=1.0):  # numpy arrays are accepted as well as Tensors
-    arrays = [g.asnumpy().astype(np.float64) for g in grads]
-    norm = np.sqrt(sum((a * a).sum() for a in arrays))
-    return tuple(a * min(1.0, max_norm / norm) for a in arrays)
-
-
-def clip_always(grads, max_norm=1.0):  # scales up gradients shorter than max_norm
-    norm = ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
-    return tuple(g * max_norm / norm for g in grads)
-
-
-def clip_per_tensor(grads, max_norm=1.0):
-    return tuple(ops.clip_by_norm(g, max_norm) for g in grads)
-
-
-def clip_without_sqrt(grads, max_norm=1.0):
-    squares = ops.addn([ops.reduce_sum(g * g) for g in grads])
-    return tuple(g * ops.minimum(ops.ones_like(squares), max_norm / squares) for g in grads)
-
-
-def clip_returns_inputs(grads, max_norm=1.0):
-    return grads
-
-
-def clip_returns_norm(grads, max_norm=1.0):
-    return ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
-
-
-def clip_values(grads, max_norm=1.0):  # clipping each number, not the length
-    return tuple(ops.clamp(g, -max_norm, max_norm) for g in grads)
-
-
-def clip_constant(grads, max_norm=1.0):
-    return tuple(ops.ones_like(g) * 0.5 for g in grads)
-
-
-def clip_forgot_return(grads, max_norm=1.0):
-    tuple(g * 0.5 for g in grads)
-
-
-def clip_stub(grads, max_norm=1.0):  # the notebook's scaffold
-    norm = ...
-    if norm > max_norm:
-        grads = ...
-    return grads
-
-
-def clip_half_written(grads, max_norm=1.0):
-    norm = ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
-    if norm > max_norm:
-        grads = ...
-    return grads
-
-
-@pytest.mark.parametrize("answer", [clip_reference, clip_with_mindspore, clip_in_numpy])
-def test_clip_by_hand_accepts_correct_answers(answer):
-    assert nb05.global_norm.evaluate(answer).status == CORRECT
-
-
-def test_clip_cases_cover_both_branches_and_the_default():
-    cases = list(nb05.clip_cases())
-    norms = [np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)) for grads, _ in cases]
-    limits = [1.0 if m is None else m for _, m in cases]
-    assert any(n > m for n, m in zip(norms, limits)) and any(n < m for n, m in zip(norms, limits))
-    assert cases[0][1] is None and any(len(grads) > 1 and n > m for (grads, _), n, m in zip(cases, norms, limits))
-
-
-@pytest.mark.parametrize("answer, says", [
-    (clip_always, "scaled them up"),
-    (clip_per_tensor, "each tensor on its own"),
-    (clip_without_sqrt, "should have global norm"),
-    (clip_returns_inputs, "came back unchanged"),
-    (clip_returns_norm, "expected a tuple"),
-    (clip_values, "on its own"),  # on the first case (one number per tensor) that is per-tensor clipping
-    (clip_constant, "should have global norm"),
-    (clip_forgot_return, "no `return`"),
-    (lambda grads: grads, "came back unchanged"),
-    (1.0, "expected your function"),
-])
-def test_clip_by_hand_rejects_wrong_answers(answer, says):
-    result = nb05.global_norm.evaluate(answer)
-    assert result.status == INCORRECT and says in result.message, result
-
-
-@pytest.mark.parametrize("answer", [clip_stub, clip_half_written, ...])
-def test_an_unfinished_scaffold_is_not_attempted(answer):
-    assert nb05.global_norm.evaluate(answer).status == NOT_ATTEMPTED
-
-
-def test_unfinished_looks_at_classes_and_functions_only():
-    class Done:
-        def method(self):
-            return 1
-
-    class Todo(Done):
-        def other(self):
-            ...
-
-    assert not unfinished(Done) and unfinished(Todo) and not unfinished(type("Empty", (), {}))
-    assert not unfinished(lambda g: None) and unfinished(lambda g: ...)
-    assert not unfinished(print) and not unfinished(3)
-
-
-# ---- 05.2 a step that clips and returns (loss, norm) --------------------------------------------
-def _norm(grads):
-    return ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
-
-
-class ClipReference(nn.TrainOneStepCell):
-    def __init__(self, network, optimizer, max_norm):
-        super().__init__(network, optimizer)
-        self.max_norm = max_norm
-
-    def construct(self, x, label):
-        loss = self.network(x, label)
-        grads = self.grad_no_sens(self.network, self.weights)(x, label)
-        norm = _norm(grads)
-        grads = ops.clip_by_global_norm(grads, self.max_norm)
-        return ops.depend(loss, self.optimizer(grads)), norm
-
-
-class ClipWithSens(ClipReference):
-    """Also correct: the sens form of self.grad, and the norm written with ops.norm per tensor."""
-
-    def construct(self, x, label):
-        loss = self.network(x, label)
-        sens = ops.fill(loss.dtype, loss.shape, 1.0)
-        grads = self.grad(self.network, self.weights)(x, label, sens)
-        norm = ops.sqrt(ops.addn([ops.square(ops.norm(g)) for g in grads]))
-        grads = ops.clip_by_global_norm(grads, self.max_norm)
-        loss = ops.depend(loss, self.optimizer(grads))
-        return loss, norm
-
-
-class NoClipping(ClipReference):
-    def construct(self, x, label):
-        loss = self.network(x, label)
-        grads = self.grad_no_sens(self.network, self.weights)(x, label)
-        return ops.depend(loss, self.optimizer(grads)), _norm(grads)
-
-
-class NormAfterClipping(ClipReference):
-    def construct(self, x, label):
-        loss = self.network(x, label)
-        grads = ops.clip_by_global_norm(self.grad_no_sens(self.network, self.weights)(x, label), self.max_norm)
-        return ops.depend(loss, self.optimizer(grads)), _norm(grads)
-
-
-class PerTensorClipping(ClipReference):
-    def construct(self, x, label):
-        loss = self.network(x, label)
-        grads = self.grad_no_sens(self.network, self.weights)(x, label)
-        norm = _norm(grads)
-        grads = tuple(ops.clip_by_norm(g, self.max_norm) for g in grads)
-        return ops.depend(loss, self.optimizer(grads)), norm
-
-
-class ForgetsTheOptimizer(ClipReference):
-    def construct(self, x, label):
-        loss = self.network(x, label)
-        grads = self.grad_no_sens(self.network, self.weights)(x, label)
-        return loss, _norm(grads)
-
-
-class ReturnsOnlyTheLoss(ClipReference):
-    def construct(self, x, label):
-        loss = self.network(x, label)
-        grads = ops.clip_by_global_norm(self.grad_no_sens(self.network, self.weights)(x, label), self.max_norm)
-        return ops.depend(loss, self.optimizer(grads))
-
-
-def test_the_clip_check_sees_clipped_and_unclipped_steps():
-    """The oracle's schedule must exercise both branches, or a no-clipping answer could pass."""
-    clipped = nb05.clip_schedule()
-    assert any(clipped) and not all(clipped), clipped
-
-
-@pytest.mark.parametrize("answer", [ClipReference, ClipWithSens])
-def test_clip_step_accepts_correct_answers(answer):
-    assert nb05.clip_step.evaluate(answer).status == CORRECT
-
-
-def test_clip_step_accepts_the_reference_in_graph_mode(graph_mode):
-    assert nb05.clip_step.evaluate(ClipReference).status == CORRECT
-
-
-@pytest.mark.parametrize("answer, says", [
-    (NoClipping, "after the update"),
-    (NormAfterClipping, "before clipping"),
-    (PerTensorClipping, "after the update"),
-    (ForgetsTheOptimizer, "after the update"),
-    (ReturnsOnlyTheLoss, "must return (loss, norm)"),
-    ("ClipAndReturn", "subclass of nn.TrainOneStepCell"),
-])
-def test_clip_step_rejects_wrong_answers(answer, says):
-    result = nb05.clip_step.evaluate(answer)
-    assert result.status == INCORRECT and says in result.message, result
-
-
-def test_clip_step_wants_the_class_not_an_instance():
-    net = nn.Dense(1, 1)
-    instance = ClipReference(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params()), 1.0)
-    result = nb05.clip_step.evaluate(instance)
-    assert result.status == INCORRECT and "the class itself" in result.message, result
-
-
-# ---- 05.3 mean absolute error via nn.LossBase ----------------------------------------------------
-class MAEReference(nn.LossBase):
-    def __init__(self, reduction="mean"):
-        super().__init__(reduction)
-
-    def construct(self, logits, labels):
-        return self.get_loss(ops.abs(logits - labels))
-
-
-class SquaredError(MAEReference):
-    def construct(self, logits, labels):
-        return self.get_loss(ops.square(logits - labels))
-
-
-class SignedError(MAEReference):
-    def construct(self, logits, labels):
-        return self.get_loss(logits - labels)
-
-
-class AlwaysMean(MAEReference):
-    def construct(self, logits, labels):
-        return ops.reduce_mean(ops.abs(logits - labels))
-
-
-class NotALossBase(nn.Cell):
-    def construct(self, logits, labels):
-        return ops.reduce_mean(ops.abs(logits - labels))
-
-
-@pytest.mark.parametrize("answer", [MAEReference, nn.L1Loss])
-def test_mae_accepts_correct_answers(answer):
-    """MindSpore's own L1Loss passing too shows that the oracle agrees with MindSpore."""
-    assert nb05.mae_loss.evaluate(answer).status == CORRECT
-
-
-def test_mae_accepts_the_reference_in_graph_mode(graph_mode):
-    assert nb05.mae_loss.evaluate(MAEReference).status == CORRECT
-    assert ms.get_context("mode") == ms.GRAPH_MODE, "the check must give the mode back"
-
-
-@pytest.mark.parametrize("answer, says", [
-    (SquaredError, "expected"),
-    (SignedError, "expected"),
-    (AlwaysMean, "self.get_loss"),
-    (NotALossBase, "subclass of nn.LossBase"),
-    (nn.MSELoss, "expected"),
-    (MAEReference(), "the class itself"),
-])
-def test_mae_rejects_wrong_answers(answer, says):
-    result = nb05.mae_loss.evaluate(answer)
-    assert result.status == INCORRECT and says in result.message, result
-
-
-# ---- predictions 05.4, 05.5 ---------------------------------------------------------------------------------
-def test_clip_direction_prediction_matches_mindspore():
-    """The right option's numbers are what clip_by_global_norm gives; the wrong ones are other clips."""
-    grads = (ms.Tensor(np.array([[3.0]], np.float32)), ms.Tensor(np.array([0.4], np.float32)))
-    out = [float(g.asnumpy().ravel()[0]) for g in ops.clip_by_global_norm(grads, 1.0)]
-    assert np.allclose(out, [0.991, 0.132], atol=5e-4) and np.hypot(*out) == pytest.approx(1.0, rel=1e-6)
-    per_tensor = [float(ops.clip_by_norm(g, 1.0).asnumpy().ravel()[0]) for g in grads]
-    assert np.allclose(per_tensor, [1.0, 0.4])
-    assert "(0.991, 0.132)" in nb05.clip_direction.options["b"][0]
-
-
-@pytest.mark.parametrize("prediction", [nb05.clip_direction, nb05.attribute_in_graph])
+"""The checkers of notebook 05 accept the reference solutions and reject typical wrong answers.
+
+The reference values are computed here independently of the checkers: the Hessian by finite differences
+of the loss, the fastest learning rate by a brute-force search over plain gradient descent."""
+
+import re
+
+import numpy as np
+import pytest
+
+from course_utils.checks import nb05
+from course_utils.data import make_linear_data
+from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED
+
+
+def _loss(w, b):
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    return np.mean((w * x + b - y) ** 2)
+
+
+def _finite_difference_eigenvalues(h=1e-3):
+    f = _loss
+    hww = (f(h, 0) - 2 * f(0, 0) + f(-h, 0)) / h ** 2
+    hbb = (f(0, h) - 2 * f(0, 0) + f(0, -h)) / h ** 2
+    hwb = (f(h, h) - f(h, -h) - f(-h, h) + f(-h, -h)) / (4 * h * h)
+    return np.linalg.eigvalsh(np.array([[hww, hwb], [hwb, hbb]]))
+
+
+LAM_MIN, LAM_MAX = _finite_difference_eigenvalues()
+
+
+def _status(exercise, answer):
+    return exercise.evaluate(answer).status
+
+
+@pytest.mark.parametrize("exercise", [nb05.divergence_threshold, nb05.fastest_sgd_lr, nb05.momentum_threshold])
+def test_not_attempted_and_not_a_number(exercise):
+    assert _status(exercise, ...) == NOT_ATTEMPTED
+    for bad in ("0.8", [0.8], float("nan"), True):
+        result = exercise.evaluate(bad)
+        assert result.status == INCORRECT and ("number" in result.message or "finite" in result.message)
+
+
+def test_divergence_threshold():
+    ex = nb05.divergence_threshold
+    assert _status(ex, 2 / LAM_MAX) == CORRECT
+    assert _status(ex, np.float32(2 / LAM_MAX)) == CORRECT
+    assert _status(ex, np.array([2 / LAM_MAX])) == CORRECT
+    assert "zig-zags" in ex.evaluate(1 / LAM_MAX).message
+    assert "factor 2" in ex.evaluate(4 / LAM_MAX).message
+    assert "lambda_min" in ex.evaluate(2 / LAM_MIN).message
+    assert "article" in ex.evaluate(0.01).message
+    assert "still converges" in ex.evaluate(0.7).message and "diverges" in ex.evaluate(0.9).message
+
+
+def _steps(lr, steps=300):
+    """Brute force: plain GD from (0, 0) in float64; first step after which it stays within 0.01."""
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    best = np.polyfit(x, y, 1)
+    w = b = 0.0
+    inside = []
+    for _ in range(steps):
+        err = w * x + b - y
+        w, b = w - lr * 2 * np.mean(err * x), b - lr * 2 * np.mean(err)
+        inside.append(abs(w - best[0]) < 0.01 and abs(b - best[1]) < 0.01)
+    if not inside[-1]:
+        return None
+    return len(inside) - inside[::-1].index(False) + 1 if False in inside else 1
+
+
+def test_fastest_sgd_lr():
+    ex = nb05.fastest_sgd_lr
+    grid = np.linspace(0.3, 0.8, 101)
+    counts = [(s, lr) for lr in grid if (s := _steps(lr)) is not None]
+    best_steps, best_lr = min(counts)
+    assert abs(best_lr - 2 / (LAM_MIN + LAM_MAX)) < 0.05  # theory and brute force agree (steps are integers)
+    assert _status(ex, best_lr) == CORRECT and _status(ex, 2 / (LAM_MIN + LAM_MAX)) == CORRECT
+    assert nb05.sgd_steps_to_converge(best_lr) == best_steps
+    for wrong in (0.01, 0.3, 0.5):
+        message = ex.evaluate(wrong).message
+        assert re.search(r"[Tt]ry a larger (one|learning rate)$", message), message
+    for wrong in (2 / LAM_MAX, 1.0):
+        assert "stability bound" in ex.evaluate(wrong).message
+    assert "> 0" in ex.evaluate(-0.5).message
+
+
+def test_momentum_threshold():
+    ex = nb05.momentum_threshold
+    assert _status(ex, 2 * 1.9 / LAM_MAX) == CORRECT
+    assert "plain SGD" in ex.evaluate(2 / LAM_MAX).message
+    assert "(1 + momentum)" in ex.evaluate(2 * 0.1 / LAM_MAX).message
+    assert "diverges" in ex.evaluate(2.0).message and "still converges" in ex.evaluate(1.0).message
+
+
+def test_momentum_threshold_matches_runs():
+    """Independent of the formula: heavy-ball GD just below / above the checker's accepted answer."""
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    bound = 2 * 1.9 / LAM_MAX
+
+    def final_loss(lr, steps=400):
+        w = b = vw = vb = 0.0
+        with np.errstate(all="ignore"):
+            for _ in range(steps):
+                err = w * x + b - y
+                vw, vb = 0.9 * vw + 2 * np.mean(err * x), 0.9 * vb + 2 * np.mean(err)
+                w, b = w - lr * vw, b - lr * vb
+        return np.mean((w * x + b - y) ** 2)
+
+    assert final_loss(0.97 * bound) < 1e-3 and not final_loss(1.03 * bound) < 1e3
+
+
+# ---- predictions 05.4 and 05.5: the right answers, measured with numpy ---------------------------------
+def _sgd_distance(lr, steps=100):
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    best = np.polyfit(x, y, 1)
+    w = b = 0.0
+    with np.errstate(all="ignore"):
+        for _ in range(steps):
+            err = w * x + b - y
+            w, b = w - lr * 2 * np.mean(err * x), b - lr * 2 * np.mean(err)
+    return np.hypot(w - best[0], b - best[1])
+
+
+@pytest.mark.parametrize("prediction", [nb05.fastest_of_four, nb05.article_recipe], ids=lambda p: p.name)
 def test_predictions_explain_every_option(prediction):
     for letter, (_text, why) in prediction.options.items():
         result = prediction.evaluate(letter)
         assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
+
+
+def test_fastest_of_four_is_the_zig_zag_run():
+    distances = {lr: _sgd_distance(lr) for lr in (0.05, 0.3, 0.6, 0.85)}
+    assert min(distances, key=distances.get) == 0.6 and nb05.fastest_of_four.answer == "b"
+    assert 1 / LAM_MAX < 0.6 < 2 / LAM_MAX < 0.85  # 0.6 zig-zags, 0.85 diverges
+
+
+def test_article_recipe_momentum_ends_closest():
+    """lr = 0.01, 100 steps from (0, 0): heavy-ball momentum and Adam written out in numpy."""
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    best = np.polyfit(x, y, 1)
+
+    def grad(theta):
+        err = theta[0] * x + theta[1] - y
+        return np.array([2 * np.mean(err * x), 2 * np.mean(err)])
+
+    theta, v = np.zeros(2), np.zeros(2)
+    for _ in range(100):
+        v = 0.9 * v + grad(theta)
+        theta = theta - 0.01 * v
+    momentum = np.hypot(*(theta - best))
+    theta, m, s = np.zeros(2), np.zeros(2), np.zeros(2)
+    for k in range(1, 101):
+        g = grad(theta)
+        m, s = 0.9 * m + 0.1 * g, 0.999 * s + 0.001 * g * g
+        theta = theta - 0.01 * (m / (1 - 0.9 ** k)) / (np.sqrt(s / (1 - 0.999 ** k)) + 1e-8)
+    adam = np.hypot(*(theta - best))
+    sgd = _sgd_distance(0.01)
+    assert momentum < min(adam, sgd) and sgd > adam and nb05.article_recipe.answer == "b"
+
+
+# ---- 05.6: the compiled Momentum step, state and learning rate passed in as Tensors ---------------------
+def _momentum_step(mode="right"):
+    """A reference written with ms.grad and an explicit design matrix product, and typical mistakes."""
+    import mindspore as ms
+    from mindspore import ops
+
+    def loss_of(theta, a, y):
+        residual = ops.matmul(a, theta) - y
+        return ops.mean(residual * residual)
+
+    def step(theta, velocity, a, y, lr):
+        loss = loss_of(theta, a, y)
+        grad = ms.grad(loss_of)(theta, a, y)
+        if mode == "sgd":
+            return theta - lr * grad, velocity, loss
+        if mode == "state dropped":  # the new velocity is used but the old one goes back to the caller
+            new = 0.9 * velocity + grad
+            return theta - lr * new, velocity, loss
+        new = 0.9 * velocity + grad
+        rate = {"fixed": 0.1, "uphill": -lr}.get(mode, lr)
+        theta = theta - rate * new
+        return theta, new, loss_of(theta, a, y) if mode == "loss after" else loss
+
+    return step if mode == "not compiled" else ms.jit(step)
+
+
+def test_momentum_step_reference_against_numpy():
+    """The checker's oracle against an independent loop over (w, b) written out by hand."""
+    x, y = nb05.STEP_X[:, 0].astype(np.float64), nb05.STEP_Y[:, 0].astype(np.float64)
+    w, b = nb05.STEP_START
+    vw = vb = 0.0
+    for (theta, _, before, _), lr in zip(nb05.heavy_ball(), nb05.STEP_LRS):
+        err = w * x + b - y
+        assert np.isclose(before, np.mean(err ** 2))
+        vw, vb = 0.9 * vw + 2 * np.mean(err * x), 0.9 * vb + 2 * np.mean(err)
+        w, b = w - lr * vw, b - lr * vb
+        assert np.allclose(theta.ravel(), [w, b])
+
+
+def test_momentum_step():
+    ex = nb05.momentum_step
+    assert _status(ex, _momentum_step()) == CORRECT
+    assert "plain SGD" in ex.evaluate(_momentum_step("sgd")).message
+    assert "plain SGD" in ex.evaluate(_momentum_step("state dropped")).message  # v never carries over
+    assert "first learning rate" in ex.evaluate(_momentum_step("fixed")).message
+    assert "uphill" in ex.evaluate(_momentum_step("uphill")).message
+    assert "after the update" in ex.evaluate(_momentum_step("loss after")).message
+    assert "@ms.jit" in ex.evaluate(_momentum_step("not compiled")).message
+    assert "without calling it" in ex.evaluate((1.0, 2.0, 3.0)).message
+
+
+def test_momentum_step_cannot_return_its_inputs_or_constants():
+    import mindspore as ms
+
+    ex = nb05.momentum_step
+    final = nb05.heavy_ball()[-1]
+
+    def inputs(theta, velocity, a, y, lr):  # (a lambda would not compile: graph mode cannot parse it)
+        return theta, velocity, lr
+
+    def constant(theta, velocity, a, y, lr):  # the last state of the oracle, whatever comes in
+        return ms.Tensor(final[0], ms.float32), ms.Tensor(final[1], ms.float32), ms.Tensor(final[2], ms.float32)
+
+    assert "never changed" in ex.evaluate(ms.jit(inputs)).message
+    assert _status(ex, ms.jit(constant)) == INCORRECT
+
+
+def test_jit_is_detected_by_mindspore_wrapper_only():
+    import functools
+
+    import mindspore as ms
+
+    def plain(x):
+        return x
+
+    assert nb05._is_jit(ms.jit(plain)) and not nb05._is_jit(plain)
+    assert not nb05._is_jit(functools.wraps(plain)(lambda x: x)) and not nb05._is_jit(print)

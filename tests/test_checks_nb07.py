@@ -1,301 +1,311 @@
-"""The exercises of notebook 07 accept the reference solutions and reject typical wrong answers."""
+"""The exercises of notebook 07 accept their reference solutions and reject typical wrong answers."""
 
 import os
 
 os.environ.setdefault("GLOG_v", "3")
 
+import mindspore as ms  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from mindspore import Tensor, ops  # noqa: E402
-from mindspore.train import Callback, Metric  # noqa: E402
+from mindspore import nn, ops  # noqa: E402
 
 from course_utils.checks import nb07  # noqa: E402
-from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED  # noqa: E402
+from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED, unfinished  # noqa: E402
 
 
-# ---- 07.1 KeepBest ----------------------------------------------------------------------------------
-class KeepBestReference(Callback):
-    def on_train_begin(self, run_context):
-        self.best, self.saved = np.inf, {}
-
-    def _score(self, cb_params):
-        return cb_params.eval_results["mse"]
-
-    def _snapshot(self, cb_params):
-        return {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}
-
-    def on_train_epoch_end(self, run_context):
-        cb_params = run_context.original_args()
-        if self._score(cb_params) < self.best:
-            self.best, self.saved = self._score(cb_params), self._snapshot(cb_params)
-
-    def on_train_end(self, run_context):
-        for p in run_context.original_args().network.trainable_params():
-            ops.assign(p, Tensor(self.saved[p.name]))
+@pytest.fixture
+def graph_mode():
+    """Run one test in graph mode and give the process back its previous mode."""
+    previous = ms.get_context("mode")
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        yield
+    finally:
+        ms.set_context(mode=previous)
 
 
-class KeepBestWithSetData(KeepBestReference):
-    """Also right: after training, set_data is safe (the PyNative trap is about training afterwards)."""
-
-    def on_train_end(self, run_context):
-        for p in run_context.original_args().network.trainable_params():
-            p.set_data(Tensor(self.saved[p.name]))
+# ---- 07.1 clipping by global norm, by hand -----------------------------------------------------------
+def clip_reference(grads, max_norm=1.0):
+    norm = ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
+    return tuple(g * ops.minimum(ops.ones_like(norm), max_norm / norm) for g in grads)
 
 
-class WithoutCopies(KeepBestReference):
-    def _snapshot(self, cb_params):
-        return {p.name: p.asnumpy() for p in cb_params.network.trainable_params()}  # shares memory
+def clip_with_mindspore(grads, max_norm=1.0):
+    return ops.clip_by_global_norm(grads, max_norm)
 
 
-class NeverRestores(KeepBestReference):
-    def on_train_end(self, run_context):
-        pass
+def clip_in_numpy(grads, max_norm=1.0):  # numpy arrays are accepted as well as Tensors
+    arrays = [g.asnumpy().astype(np.float64) for g in grads]
+    norm = np.sqrt(sum((a * a).sum() for a in arrays))
+    return tuple(a * min(1.0, max_norm / norm) for a in arrays)
 
 
-class WatchesEvalLoss(KeepBestReference):
-    def _score(self, cb_params):
-        return cb_params.eval_results["eval_loss"]
+def clip_always(grads, max_norm=1.0):  # scales up gradients shorter than max_norm
+    norm = ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
+    return tuple(g * max_norm / norm for g in grads)
 
 
-class WatchesTrainingLoss(KeepBestReference):
-    def _score(self, cb_params):
-        return float(cb_params.net_outputs.asnumpy())
+def clip_per_tensor(grads, max_norm=1.0):
+    return tuple(ops.clip_by_norm(g, max_norm) for g in grads)
 
 
-class KeepsTheWorst(KeepBestReference):
-    def _score(self, cb_params):
-        return -cb_params.eval_results["mse"]
+def clip_without_sqrt(grads, max_norm=1.0):
+    squares = ops.addn([ops.reduce_sum(g * g) for g in grads])
+    return tuple(g * ops.minimum(ops.ones_like(squares), max_norm / squares) for g in grads)
 
 
-class OldStyleHooks(Callback):
-    def epoch_end(self, run_context):
-        pass
+def clip_returns_inputs(grads, max_norm=1.0):
+    return grads
 
 
-class Scaffold(Callback):  # the notebook's scaffold, untouched
-    def on_train_begin(self, run_context):
-        self.best_mse, self.best_weights = float("inf"), None
+def clip_returns_norm(grads, max_norm=1.0):
+    return ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
 
-    def on_train_epoch_end(self, run_context):
-        mse = ...
-        if mse < self.best_mse:
+
+def clip_values(grads, max_norm=1.0):  # clipping each number, not the length
+    return tuple(ops.clamp(g, -max_norm, max_norm) for g in grads)
+
+
+def clip_constant(grads, max_norm=1.0):
+    return tuple(ops.ones_like(g) * 0.5 for g in grads)
+
+
+def clip_forgot_return(grads, max_norm=1.0):
+    tuple(g * 0.5 for g in grads)
+
+
+def clip_stub(grads, max_norm=1.0):  # the notebook's scaffold
+    norm = ...
+    if norm > max_norm:
+        grads = ...
+    return grads
+
+
+def clip_half_written(grads, max_norm=1.0):
+    norm = ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))
+    if norm > max_norm:
+        grads = ...
+    return grads
+
+
+@pytest.mark.parametrize("answer", [clip_reference, clip_with_mindspore, clip_in_numpy])
+def test_clip_by_hand_accepts_correct_answers(answer):
+    assert nb07.global_norm.evaluate(answer).status == CORRECT
+
+
+def test_clip_cases_cover_both_branches_and_the_default():
+    cases = list(nb07.clip_cases())
+    norms = [np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in grads)) for grads, _ in cases]
+    limits = [1.0 if m is None else m for _, m in cases]
+    assert any(n > m for n, m in zip(norms, limits)) and any(n < m for n, m in zip(norms, limits))
+    assert cases[0][1] is None and any(len(grads) > 1 and n > m for (grads, _), n, m in zip(cases, norms, limits))
+
+
+@pytest.mark.parametrize("answer, says", [
+    (clip_always, "scaled them up"),
+    (clip_per_tensor, "each tensor on its own"),
+    (clip_without_sqrt, "should have global norm"),
+    (clip_returns_inputs, "came back unchanged"),
+    (clip_returns_norm, "expected a tuple"),
+    (clip_values, "on its own"),  # on the first case (one number per tensor) that is per-tensor clipping
+    (clip_constant, "should have global norm"),
+    (clip_forgot_return, "no `return`"),
+    (lambda grads: grads, "came back unchanged"),
+    (1.0, "expected your function"),
+])
+def test_clip_by_hand_rejects_wrong_answers(answer, says):
+    result = nb07.global_norm.evaluate(answer)
+    assert result.status == INCORRECT and says in result.message, result
+
+
+@pytest.mark.parametrize("answer", [clip_stub, clip_half_written, ...])
+def test_an_unfinished_scaffold_is_not_attempted(answer):
+    assert nb07.global_norm.evaluate(answer).status == NOT_ATTEMPTED
+
+
+def test_unfinished_looks_at_classes_and_functions_only():
+    class Done:
+        def method(self):
+            return 1
+
+    class Todo(Done):
+        def other(self):
             ...
 
-    def on_train_end(self, run_context):
-        ...
+    assert not unfinished(Done) and unfinished(Todo) and not unfinished(type("Empty", (), {}))
+    assert not unfinished(lambda g: None) and unfinished(lambda g: ...)
+    assert not unfinished(print) and not unfinished(3)
 
 
-class HalfDone(Scaffold):
-    def on_train_epoch_end(self, run_context):
-        cb_params = run_context.original_args()
-        mse = cb_params.eval_results["mse"]
-        if mse < self.best_mse:
-            self.best_mse = mse
-            self.best_weights = {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}
+# ---- 07.2 a step that clips and returns (loss, norm) --------------------------------------------
+def _norm(grads):
+    return ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
 
 
-def test_keep_best_settings_tell_the_rules_apart():
-    """In each setting the best epoch by validation mse is neither the last nor where eval_loss or the training
-    loss is lowest, with a margin far above float32 noise; and the best epoch differs between the settings."""
-    best = []
-    for setting in nb07.KEEP_BEST_SETTINGS:
-        rows = nb07.keep_best_oracle(setting)
-        epochs = {}
-        for rule in ("mse", "eval_loss", "last_step"):
-            values = np.array([r[rule] for r in rows])
-            epochs[rule] = int(np.argmin(values)) + 1
-            assert np.sort(values)[1] > 1.1 * np.sort(values)[0], (rule, values)
-        assert len({epochs["mse"], epochs["eval_loss"], epochs["last_step"], setting["epochs"]}) == 4, epochs
-        best.append(epochs["mse"])
-    assert len(set(best)) == len(best)
+class ClipReference(nn.TrainOneStepCell):
+    def __init__(self, network, optimizer, max_norm):
+        super().__init__(network, optimizer)
+        self.max_norm = max_norm
+
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        grads = self.grad_no_sens(self.network, self.weights)(x, label)
+        norm = _norm(grads)
+        grads = ops.clip_by_global_norm(grads, self.max_norm)
+        return ops.depend(loss, self.optimizer(grads)), norm
 
 
-@pytest.mark.parametrize("answer", [KeepBestReference, KeepBestWithSetData])
-def test_keep_best_accepts_correct_answers(answer):
-    result = nb07.keep_best.evaluate(answer)
-    assert result.status == CORRECT, result.message
+class ClipWithSens(ClipReference):
+    """Also correct: the sens form of self.grad, and the norm written with ops.norm per tensor."""
+
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        sens = ops.fill(loss.dtype, loss.shape, 1.0)
+        grads = self.grad(self.network, self.weights)(x, label, sens)
+        norm = ops.sqrt(ops.addn([ops.square(ops.norm(g)) for g in grads]))
+        grads = ops.clip_by_global_norm(grads, self.max_norm)
+        loss = ops.depend(loss, self.optimizer(grads))
+        return loss, norm
 
 
-@pytest.mark.parametrize("wrong, text", [
-    (WithoutCopies, "the last epoch's weights"),
-    (NeverRestores, "the last epoch's weights"),
-    (WatchesEvalLoss, "where eval_loss is lowest"),
-    (WatchesTrainingLoss, "the training loss (net_outputs)"),
-    (KeepsTheWorst, "the net ends with the weights of epoch"),
-    (OldStyleHooks, "defines a 1.x method"),
-    (KeepBestReference(), "not an instance"),
-    (Metric, "derived from mindspore.train.Callback"),
-    ("KeepBest", "derived from mindspore.train.Callback"),
+class NoClipping(ClipReference):
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        grads = self.grad_no_sens(self.network, self.weights)(x, label)
+        return ops.depend(loss, self.optimizer(grads)), _norm(grads)
+
+
+class NormAfterClipping(ClipReference):
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        grads = ops.clip_by_global_norm(self.grad_no_sens(self.network, self.weights)(x, label), self.max_norm)
+        return ops.depend(loss, self.optimizer(grads)), _norm(grads)
+
+
+class PerTensorClipping(ClipReference):
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        grads = self.grad_no_sens(self.network, self.weights)(x, label)
+        norm = _norm(grads)
+        grads = tuple(ops.clip_by_norm(g, self.max_norm) for g in grads)
+        return ops.depend(loss, self.optimizer(grads)), norm
+
+
+class ForgetsTheOptimizer(ClipReference):
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        grads = self.grad_no_sens(self.network, self.weights)(x, label)
+        return loss, _norm(grads)
+
+
+class ReturnsOnlyTheLoss(ClipReference):
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        grads = ops.clip_by_global_norm(self.grad_no_sens(self.network, self.weights)(x, label), self.max_norm)
+        return ops.depend(loss, self.optimizer(grads))
+
+
+def test_the_clip_check_sees_clipped_and_unclipped_steps():
+    """The oracle's schedule must exercise both branches, or a no-clipping answer could pass."""
+    clipped = nb07.clip_schedule()
+    assert any(clipped) and not all(clipped), clipped
+
+
+@pytest.mark.parametrize("answer", [ClipReference, ClipWithSens])
+def test_clip_step_accepts_correct_answers(answer):
+    assert nb07.clip_step.evaluate(answer).status == CORRECT
+
+
+def test_clip_step_accepts_the_reference_in_graph_mode(graph_mode):
+    assert nb07.clip_step.evaluate(ClipReference).status == CORRECT
+
+
+@pytest.mark.parametrize("answer, says", [
+    (NoClipping, "after the update"),
+    (NormAfterClipping, "before clipping"),
+    (PerTensorClipping, "after the update"),
+    (ForgetsTheOptimizer, "after the update"),
+    (ReturnsOnlyTheLoss, "must return (loss, norm)"),
+    ("ClipAndReturn", "subclass of nn.TrainOneStepCell"),
 ])
-def test_keep_best_rejects_wrong_answers(wrong, text):
-    result = nb07.keep_best.evaluate(wrong)
-    assert result.status == INCORRECT and text in result.message, result.message
+def test_clip_step_rejects_wrong_answers(answer, says):
+    result = nb07.clip_step.evaluate(answer)
+    assert result.status == INCORRECT and says in result.message, result
 
 
-@pytest.mark.parametrize("answer", [Scaffold, HalfDone, ...])
-def test_keep_best_scaffold_is_not_attempted(answer):
-    assert nb07.keep_best.evaluate(answer).status == NOT_ATTEMPTED
+def test_clip_step_wants_the_class_not_an_instance():
+    net = nn.Dense(1, 1)
+    instance = ClipReference(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params()), 1.0)
+    result = nb07.clip_step.evaluate(instance)
+    assert result.status == INCORRECT and "the class itself" in result.message, result
 
 
-# ---- predictions 07.4, 07.5 -----------------------------------------------------------------------
-@pytest.mark.parametrize("prediction", [nb07.eval_loss_meaning, nb07.plateau_under_train])
+# ---- 07.3 mean absolute error via nn.LossBase ----------------------------------------------------
+class MAEReference(nn.LossBase):
+    def __init__(self, reduction="mean"):
+        super().__init__(reduction)
+
+    def construct(self, logits, labels):
+        return self.get_loss(ops.abs(logits - labels))
+
+
+class SquaredError(MAEReference):
+    def construct(self, logits, labels):
+        return self.get_loss(ops.square(logits - labels))
+
+
+class SignedError(MAEReference):
+    def construct(self, logits, labels):
+        return self.get_loss(logits - labels)
+
+
+class AlwaysMean(MAEReference):
+    def construct(self, logits, labels):
+        return ops.reduce_mean(ops.abs(logits - labels))
+
+
+class NotALossBase(nn.Cell):
+    def construct(self, logits, labels):
+        return ops.reduce_mean(ops.abs(logits - labels))
+
+
+@pytest.mark.parametrize("answer", [MAEReference, nn.L1Loss])
+def test_mae_accepts_correct_answers(answer):
+    """MindSpore's own L1Loss passing too shows that the oracle agrees with MindSpore."""
+    assert nb07.mae_loss.evaluate(answer).status == CORRECT
+
+
+def test_mae_accepts_the_reference_in_graph_mode(graph_mode):
+    assert nb07.mae_loss.evaluate(MAEReference).status == CORRECT
+    assert ms.get_context("mode") == ms.GRAPH_MODE, "the check must give the mode back"
+
+
+@pytest.mark.parametrize("answer, says", [
+    (SquaredError, "expected"),
+    (SignedError, "expected"),
+    (AlwaysMean, "self.get_loss"),
+    (NotALossBase, "subclass of nn.LossBase"),
+    (nn.MSELoss, "expected"),
+    (MAEReference(), "the class itself"),
+])
+def test_mae_rejects_wrong_answers(answer, says):
+    result = nb07.mae_loss.evaluate(answer)
+    assert result.status == INCORRECT and says in result.message, result
+
+
+# ---- predictions 07.4, 07.5 ---------------------------------------------------------------------------------
+def test_clip_direction_prediction_matches_mindspore():
+    """The right option's numbers are what clip_by_global_norm gives; the wrong ones are other clips."""
+    grads = (ms.Tensor(np.array([[3.0]], np.float32)), ms.Tensor(np.array([0.4], np.float32)))
+    out = [float(g.asnumpy().ravel()[0]) for g in ops.clip_by_global_norm(grads, 1.0)]
+    assert np.allclose(out, [0.991, 0.132], atol=5e-4) and np.hypot(*out) == pytest.approx(1.0, rel=1e-6)
+    per_tensor = [float(ops.clip_by_norm(g, 1.0).asnumpy().ravel()[0]) for g in grads]
+    assert np.allclose(per_tensor, [1.0, 0.4])
+    assert "(0.991, 0.132)" in nb07.clip_direction.options["b"][0]
+
+
+@pytest.mark.parametrize("prediction", [nb07.clip_direction, nb07.attribute_in_graph])
 def test_predictions_explain_every_option(prediction):
-    assert prediction.evaluate(...).status == NOT_ATTEMPTED
     for letter, (_text, why) in prediction.options.items():
         result = prediction.evaluate(letter)
         assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
-
-
-# ---- 07.2 ----------------------------------------------------------------------------------------
-def _step_losses(run_context):
-    return float(run_context.original_args().net_outputs.asnumpy())
-
-
-class StopBelow(Callback):  # the reference solution of the notebook
-    def __init__(self, threshold):
-        super().__init__()
-        self.threshold = threshold
-
-    def on_train_epoch_begin(self, run_context):
-        self.losses = []
-
-    def on_train_step_end(self, run_context):
-        self.losses.append(_step_losses(run_context))
-
-    def on_train_epoch_end(self, run_context):
-        if np.mean(self.losses) < self.threshold:
-            run_context.request_stop()
-
-
-class StopOnLastStep(Callback):  # like History: the last step's loss, not the epoch's mean
-    def __init__(self, threshold):
-        super().__init__()
-        self.threshold = threshold
-
-    def on_train_epoch_end(self, run_context):
-        if _step_losses(run_context) < self.threshold:
-            run_context.request_stop()
-
-
-class StopOnAnyStep(Callback):  # stops in the middle of an epoch
-    def __init__(self, threshold):
-        super().__init__()
-        self.threshold = threshold
-
-    def on_train_step_end(self, run_context):
-        if _step_losses(run_context) < self.threshold:
-            run_context.request_stop()
-
-
-class StopAfterThreeSteps(StopOnAnyStep):
-    def on_train_step_end(self, run_context):
-        if run_context.original_args().cur_step_num == 3:
-            run_context.request_stop()
-
-
-class NeverStops(StopBelow):
-    def on_train_epoch_end(self, run_context):
-        pass
-
-
-class OldStyleStop(Callback):  # the 1.x hook: model.fit refuses it
-    def __init__(self, threshold):
-        super().__init__()
-        self.threshold = threshold
-
-    def epoch_end(self, run_context):
-        if _step_losses(run_context) < self.threshold:
-            run_context.request_stop()
-
-
-def test_stop_thresholds_tell_the_mean_from_the_last_step_with_margin():
-    means, lasts = nb07.numpy_epoch_losses(15)
-    for threshold in nb07.STOP_THRESHOLDS:
-        by_mean = nb07.expected_stop_epoch(threshold)
-        by_last = next(k for k, loss in enumerate(lasts, 1) if loss < threshold)
-        assert by_last < by_mean < 15
-        # float32 training differs from the float64 oracle by far less than these margins
-        assert means[by_mean - 2] > 1.2 * threshold and means[by_mean - 1] < threshold / 1.2
-        assert abs(lasts[by_last - 1] - threshold) > 0.02 * threshold
-
-
-def test_stop_below_accepts_the_reference():
-    assert nb07.stop_below.evaluate(...).status == NOT_ATTEMPTED
-    result = nb07.stop_below.evaluate(StopBelow)
-    assert result.status == CORRECT, result.message
-
-
-@pytest.mark.parametrize("wrong, text", [
-    (StopOnLastStep, "last step"),
-    (StopOnAnyStep, "last step drops below it: average all the epoch's steps"),  # stops one epoch early here
-    (StopAfterThreeSteps, "middle of epoch 1"),
-    (NeverStops, "never stopped"),
-    (OldStyleStop, "1.x method"),
-    (StopBelow(0.1), "not an instance"),
-    (Metric, "derived from mindspore.train.Callback"),
-])
-def test_stop_below_rejects_wrong_answers(wrong, text):
-    result = nb07.stop_below.evaluate(wrong)
-    assert result.status == INCORRECT and text in result.message, result.message
-
-
-# ---- 07.3 ----------------------------------------------------------------------------------------
-class RMSE(Metric):  # the reference solution of the notebook
-    def __init__(self):
-        super().__init__()
-        self.clear()
-
-    def clear(self):
-        self._n, self._squared = 0, 0.0
-
-    def update(self, *inputs):
-        error = self._convert_data(inputs[0]).astype(np.float64) - self._convert_data(inputs[1])
-        self._n += error.size
-        self._squared += np.sum(error ** 2)
-
-    def eval(self):
-        return float(np.sqrt(self._squared / self._n))
-
-
-class MeanOfBatchRMSE(RMSE):
-    def clear(self):
-        self._values = []
-
-    def update(self, *inputs):
-        error = self._convert_data(inputs[0]) - self._convert_data(inputs[1])
-        self._values.append(np.sqrt(np.mean(error ** 2)))
-
-    def eval(self):
-        return float(np.mean(self._values))
-
-
-class MeanSquaredError(RMSE):
-    def eval(self):
-        return self._squared / self._n
-
-
-class NoReset(RMSE):
-    def __init__(self):
-        super().__init__()
-        self._n, self._squared = 0, 0.0
-
-    def clear(self):
-        pass
-
-
-def test_rmse_metric_accepts_the_reference():
-    assert nb07.rmse_metric.evaluate(...).status == NOT_ATTEMPTED
-    result = nb07.rmse_metric.evaluate(RMSE)
-    assert result.status == CORRECT, result.message
-
-
-@pytest.mark.parametrize("wrong, text", [
-    (MeanOfBatchRMSE, "average per-batch values"),
-    (MeanSquaredError, "square root"),
-    (NoReset, "clear()"),
-    (RMSE(), "not an instance"),
-    (StopBelow, "derived from mindspore.train.Metric"),
-])
-def test_rmse_metric_rejects_wrong_answers(wrong, text):
-    result = nb07.rmse_metric.evaluate(wrong)
-    assert result.status == INCORRECT and text in result.message, result.message

@@ -1,201 +1,317 @@
-"""The checkers of notebook 11 accept the reference solutions and explain typical wrong answers."""
+"""Notebook 11's self-checks accept the reference solutions and reject typical wrong answers; the demo
+plumbing (course_utils.ckpt_demo) does what the notebook relies on."""
+
+import binascii
+import logging
+import os
 
 import numpy as np
 import pytest
 
 from course_utils.checks import nb11
+from course_utils.ckpt_demo import expect_error, flip_bit, quiet_python_logs, reseal_crc
+from course_utils.data import make_linear_data
 from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED
 
 
-def verdict(exercise, answer):
-    return exercise.evaluate(answer)
-
-
-# ---- 11.1 sharding ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("n_rows, num_shards", [(10, 2), (10, 4), (11, 2), (7, 3), (100, 4), (5, 8)])
-def test_shard_oracle_matches_mindspore(n_rows, num_shards):
-    import mindspore.dataset as ds
-
-    for shard_id in range(num_shards):
-        rows = ds.NumpySlicesDataset({"i": np.arange(n_rows)}, shuffle=False, num_shards=num_shards,
-                                     shard_id=shard_id)
-        got = [int(r["i"]) for r in rows.create_dict_iterator(output_numpy=True)]
-        assert got == nb11.expected_shard(n_rows, num_shards, shard_id)
-
-
-def test_shard_rows_accepts_the_solution_in_any_order():
-    assert verdict(nb11.shard_rows, [2, 6, 0]).status == CORRECT
-    assert verdict(nb11.shard_rows, (0, 2, 6)).status == CORRECT
-    assert verdict(nb11.shard_rows, np.array([2, 6, 0])).status == CORRECT
-    assert verdict(nb11.shard_rows, ...).status == NOT_ATTEMPTED
-
-
-@pytest.mark.parametrize("answer, text", [
-    ([2, 6], "same number of rows"),
-    ([5, 6, 7], "deals rows out like cards"),
-    ([2, 6, 9], "does not get"),
-    ("2, 6, 0", "list of row numbers"),
-    ([2.5, 6, 0], "whole numbers"),
-    (2, "list of row numbers"),
-])
-def test_shard_rows_explains_wrong_answers(answer, text):
-    result = verdict(nb11.shard_rows, answer)
-    assert result.status == INCORRECT and text in result.message
-
-
-# ---- 11.2 gradient sum ------------------------------------------------------------------------------
-def test_sum_lr_accepts_the_solution():
-    assert verdict(nb11.sum_lr, 2.0).status == CORRECT
-    assert verdict(nb11.sum_lr, 2).status == CORRECT
-    assert verdict(nb11.sum_lr, np.float32(2.0)).status == CORRECT
-
-
-@pytest.mark.parametrize("answer, text", [
-    (0.5, "gradients_mean=True"),
-    (1.0, "2 workers"),
-    (0.125, "not smaller"),
-    (3.0, "sum of 4"),
-    ("2.0", "must be a number, not text"),
-    (True, "must be a number, got bool"),
-])
-def test_sum_lr_explains_wrong_answers(answer, text):
-    result = verdict(nb11.sum_lr, answer)
-    assert result.status == INCORRECT and text in result.message
-
-
-def test_sum_lr_oracle_is_the_sum_of_shard_means():
-    """4 equal shards: the sum of their mean gradients is 4 times the full-batch gradient."""
-    rng = np.random.default_rng(0)
-    x = rng.random(100)
-    y = 2 * x + rng.normal(0, 0.01, 100)
-    grad = lambda xs, ys: np.array([np.mean(2 * (0.3 * xs - ys) * xs), np.mean(2 * (0.3 * xs - ys))])  # noqa: E731
-    total = sum(grad(x[k::4], y[k::4]) for k in range(4))
-    np.testing.assert_allclose(nb11.SUM_LR * total, (nb11.SUM_WORKERS * nb11.SUM_LR) * grad(x, y), rtol=1e-12)
-
-
-# ---- 11.3 msrun on two machines -------------------------------------------------------------------
-SOLUTION = ("msrun --worker_num=8 --local_worker_num=4 --master_addr=192.168.1.10 --master_port=8118 "
-            "--node_rank=1 --log_dir=logs --join=True dp_train.py")
-
-
-def test_node_command_accepts_equivalent_spellings():
-    assert verdict(nb11.node_command, SOLUTION).status == CORRECT
-    spaced = ("msrun --worker_num 8 --local_worker_num 4 --master_addr 192.168.1.10 --master_port 8118 "
-              "--node_rank 1 /home/me/dp_train.py")
-    assert verdict(nb11.node_command, spaced).status == CORRECT
-    as_list = ["python", "-m", "mindspore.parallel.cluster.run", "--node_rank=1", "--worker_num=8",
-               "--local_worker_num=4", "--master_port=8118", "--master_addr=192.168.1.10", "dp_train.py"]
-    assert verdict(nb11.node_command, as_list).status == CORRECT
-
-
-@pytest.mark.parametrize("wrong, text", [
-    (SOLUTION.replace("--worker_num=8", "--worker_num=4"), "whole job"),
-    (SOLUTION.replace("--local_worker_num=4", "--local_worker_num=8"), "this machine starts"),
-    (SOLUTION.replace("192.168.1.10", "127.0.0.1"), "reach the scheduler"),
-    (SOLUTION.replace("--master_port=8118", "--master_port=8119"), "port"),
-    (SOLUTION.replace("--node_rank=1", "--node_rank=2"), "numbered from 0"),
-    (SOLUTION.replace("--node_rank=1 ", ""), "--node_rank is missing"),
-    (SOLUTION.replace("--join=True", "--join=False"), "--join=True"),
-    (SOLUTION.replace("dp_train.py", "other.py"), "end with the script"),
-    (SOLUTION.replace("msrun", "mpirun"), "start with `msrun`"),
-    (42, "as a string"),
-])
-def test_node_command_explains_wrong_answers(wrong, text):
-    result = verdict(nb11.node_command, wrong)
-    assert result.status == INCORRECT and text in result.message, result.message
-
-
-def test_parse_msrun_reads_both_option_styles():
-    options, script = nb11.parse_msrun("msrun --worker_num=2 --join True train.py --lr 0.1")
-    assert options == {"worker_num": "2", "join": "True"} and script == "train.py"
-
-
-def test_node_rank_rule_matches_msrun():
-    """The rank numbering the hint and the notebook teach is the one msrun's source applies."""
-    import inspect
-
-    from mindspore.parallel.cluster.process_entity._api import _ProcessManager
-
-    assert "node_id = self.node_rank * self.local_worker_num + index" in inspect.getsource(
-        _ProcessManager._get_node_id_and_log_path)
-
-
-# ---- 11.4 the all-reduced gradient ----------------------------------------------------------------
-def _reducer(mistake=None):
-    """all_reduced_gradients written here with numpy row indices, with one typical mistake or none."""
+def _ms():
     import mindspore as ms
 
-    def all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True):
-        n = len(x)
-        per_worker = []
-        for rank in range(workers):
-            if mistake == "no fill":
-                rows = np.arange(rank, n, workers)
-            elif mistake == "blocks":
-                rows = np.array_split(np.arange(n), workers)[rank]
-            else:
-                rows = (rank + workers * np.arange(-(-n // workers))) % n
-            per_worker.append(grad_fn(ms.Tensor(x[rows]), ms.Tensor(y[rows])))
-        if mistake == "full batch":
-            return grad_fn(ms.Tensor(x), ms.Tensor(y))
-        if mistake == "per worker":
-            return per_worker
-        summed = [sum(g[i] for g in per_worker) for i in range(len(per_worker[0]))]
-        divide = {"always mean": True, "never mean": False}.get(mistake, gradients_mean)
-        return [g / workers for g in summed] if divide else summed
-
-    return all_reduced_gradients
+    return ms
 
 
-def test_reduced_oracle_mean_of_equal_shards_is_the_full_batch():
-    x, y, w, b = nb11._reduce_data(12, 2)
-    full = nb11._mse_grads(x, y, w, b)
-    for got, want in zip(nb11.reduced_oracle(12, 2, 3, True), full):
-        np.testing.assert_allclose(got, want, rtol=1e-12)
-    for got, want in zip(nb11.reduced_oracle(12, 2, 3, False), full):  # a sum of 3 equal-shard means
-        np.testing.assert_allclose(got, 3 * want, rtol=1e-12)
+class _Setup:
+    """What the notebook defines before its exercises: MinimalNet, the data, make_training, train."""
+
+    def __init__(self):
+        ms = _ms()
+        from mindspore import nn
+
+        class MinimalNet(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.dense = nn.Dense(1, 1, weight_init="normal", bias_init="zero")
+
+            def construct(self, x):
+                return self.dense(x)
+
+        self.MinimalNet = MinimalNet
+        x, y = make_linear_data()
+        self.X, self.Y = ms.Tensor(x), ms.Tensor(y)
+
+    def make_training(self, seed, lr=0.1, momentum=0.9):
+        ms = _ms()
+        from mindspore import nn
+
+        ms.set_seed(seed)
+        net = self.MinimalNet()
+        optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=momentum)
+        return net, optimizer, nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), optimizer)
+
+    def train(self, train_step, steps):
+        for _ in range(steps):
+            train_step(self.X, self.Y)
 
 
-def test_reduced_grads_accepts_the_reference():
-    result = nb11.reduced_grads.evaluate(_reducer())
+@pytest.fixture(scope="module")
+def setup():
+    return _Setup()
+
+
+# ---- 11.1 load_or_fail -------------------------------------------------------------------------------
+def _reference_load_or_fail(net, path):
+    ms = _ms()
+    params_not_loaded, _ = ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True)
+    if params_not_loaded:
+        raise ValueError(f"{path}: no value for {params_not_loaded}")
+
+
+def _never_checks(net, path):  # article 000's snippet: the return value is ignored
+    ms = _ms()
+    ms.load_param_into_net(net, ms.load_checkpoint(path))
+
+
+def _checks_the_wrong_list(net, path):
+    ms = _ms()
+    _, ckpt_not_loaded = ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True)
+    if ckpt_not_loaded:
+        raise ValueError(f"not loaded: {ckpt_not_loaded}")
+
+
+def _not_strict(net, path):  # names matched by suffix: a prefixed file slips through
+    ms = _ms()
+    params_not_loaded, _ = ms.load_param_into_net(net, ms.load_checkpoint(path))
+    if params_not_loaded:
+        raise ValueError(f"no value for {params_not_loaded}")
+
+
+def _wrong_exception_type(net, path):
+    ms = _ms()
+    params_not_loaded, _ = ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True)
+    if params_not_loaded:
+        raise RuntimeError(f"no value for {params_not_loaded}")
+
+
+def _message_without_names(net, path):
+    ms = _ms()
+    params_not_loaded, _ = ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True)
+    if params_not_loaded:
+        raise ValueError("incomplete checkpoint")
+
+
+def _does_not_load(net, path):
+    ms = _ms()
+    params_not_loaded, _ = ms.load_param_into_net(type(net)(), ms.load_checkpoint(path), strict_load=True)
+    if params_not_loaded:
+        raise ValueError(f"no value for {params_not_loaded}")
+
+
+def test_load_or_fail_accepts_the_reference():
+    result = nb11.load_or_fail.evaluate(_reference_load_or_fail)
     assert result.status == CORRECT, result.message
 
 
-@pytest.mark.parametrize("mistake, text", [
-    ("no fill", "filled up from the start"),
-    ("blocks", "not cut into blocks"),
-    ("always mean", "only sums"),
-    ("never mean", "divided by the number of workers"),
-    ("full batch", "full-batch gradient"),
-    ("per worker", "return the all-reduced gradients"),
+@pytest.mark.parametrize("wrong, says", [
+    (_never_checks, "'missing dense.bias' loaded without an error"),
+    (_checks_the_wrong_list, "checkpoint 'with optimizer state' raised ValueError"),
+    (_not_strict, "matched by suffix"),
+    (_wrong_exception_type, "raise ValueError, not RuntimeError"),
+    (_message_without_names, "should name ['dense.bias']"),
+    (_does_not_load, "the net holds (0.0, 0.0), not (1.5, -0.25)"),
+    ("load_or_fail", "expected a function"),
 ])
-def test_reduced_grads_rejects(mistake, text):
-    result = nb11.reduced_grads.evaluate(_reducer(mistake))
-    assert result.status == INCORRECT and text in result.message, result.message
+def test_load_or_fail_rejects_typical_mistakes(wrong, says):
+    result = nb11.load_or_fail.evaluate(wrong)
+    assert result.status == INCORRECT and says in result.message, result.message
 
 
-def test_reduced_grads_is_not_fooled_by_inputs_or_constants():
-    oracle = nb11.reduced_oracle(*nb11.REDUCE_CASES[0])
-    for answer in (lambda grad_fn, x, y, workers, mean: (x, y),
-                   lambda grad_fn, x, y, workers, mean: [np.zeros((1, 2)), np.zeros(1)],
-                   lambda grad_fn, x, y, workers, mean: oracle,  # right for the first case only
-                   "all_reduced_gradients"):
-        assert nb11.reduced_grads.evaluate(answer).status == INCORRECT
+def test_not_attempted():
+    assert nb11.load_or_fail.evaluate(...).status == NOT_ATTEMPTED
+    assert nb11.resume.evaluate(...).status == NOT_ATTEMPTED
 
 
-def _reduce_stub(grad_fn, x, y, workers, gradients_mean=True):
-    summed = ...
-    return summed
+# ---- 11.2 resume --------------------------------------------------------------------------------------
+def test_resume_accepts_the_reference(setup):
+    ms = _ms()
+
+    def resume(path, steps):
+        net, _, train_step = setup.make_training(seed=0)
+        ms.load_param_into_net(train_step, ms.load_checkpoint(path))
+        setup.train(train_step, steps)
+        return net
+
+    result = nb11.resume.evaluate(resume)
+    assert result.status == CORRECT, result.message
 
 
-def test_reduced_grads_scaffold_is_not_attempted():
-    assert nb11.reduced_grads.evaluate(_reduce_stub).status == NOT_ATTEMPTED
+def test_resume_also_accepts_loading_into_net_and_optimizer(setup):
+    ms = _ms()
+
+    def resume(path, steps):
+        net, optimizer, train_step = setup.make_training(seed=3)
+        state = ms.load_checkpoint(path)
+        ms.load_param_into_net(net, state)
+        ms.load_param_into_net(optimizer, state)
+        setup.train(train_step, steps)
+        return train_step  # any cell holding dense.weight / dense.bias
+
+    result = nb11.resume.evaluate(resume)
+    assert result.status == CORRECT, result.message
 
 
-@pytest.mark.parametrize("prediction, right", [(nb11.rank_results, "b"), (nb11.sum_diverges, "b")])
-def test_predictions_explain_every_option(prediction, right):
-    assert prediction.evaluate(right).status == CORRECT
+def test_resume_rejects_weights_only(setup):
+    ms = _ms()
+
+    def resume(path, steps):
+        net, _, train_step = setup.make_training(seed=0)
+        ms.load_param_into_net(net, ms.load_checkpoint(path))
+        setup.train(train_step, steps)
+        return net
+
+    result = nb11.resume.evaluate(resume)
+    assert result.status == INCORRECT and "not the optimizer's moments" in result.message, result.message
+
+
+def test_resume_rejects_no_training_and_no_loading(setup):
+    ms = _ms()
+
+    def no_training(path, steps):
+        net, _, train_step = setup.make_training(seed=0)
+        ms.load_param_into_net(train_step, ms.load_checkpoint(path))
+        return net
+
+    def no_loading(path, steps):
+        net, _, train_step = setup.make_training(seed=0)
+        setup.train(train_step, steps)
+        return net
+
+    def wrong_lr(path, steps):
+        net, _, train_step = setup.make_training(seed=0, lr=0.05)
+        ms.load_param_into_net(train_step, ms.load_checkpoint(path, choice_func=lambda n: n != "learning_rate"))
+        setup.train(train_step, steps)
+        return net
+
+    result = nb11.resume.evaluate(no_training)
+    assert result.status == INCORRECT and "did you train" in result.message, result.message
+    for wrong in (no_loading, wrong_lr):
+        result = nb11.resume.evaluate(wrong)
+        assert result.status == INCORRECT and "expected w=" in result.message, result.message
+    result = nb11.resume.evaluate(lambda path, steps: (1.0, 2.0))
+    assert result.status == INCORRECT and "return the trained net" in result.message
+
+
+def test_resume_oracle_matches_mindspore_momentum(setup):
+    """The checker's numpy oracle follows MindSpore's Momentum step for step (within float32 noise)."""
+    net, _, train_step = setup.make_training(seed=0)
+    w0, b0 = float(net.dense.weight.asnumpy()[0, 0]), float(net.dense.bias.asnumpy()[0])
+    setup.train(train_step, 30)
+    w, b, _, _ = nb11._oracle(w0, b0, 0.0, 0.0, 30)
+    assert abs(w - net.dense.weight.asnumpy()[0, 0]) < 1e-5 and abs(b - net.dense.bias.asnumpy()[0]) < 1e-5
+
+
+# ---- ckpt_demo ------------------------------------------------------------------------------------------
+def test_expect_error_prints_relative_paths_and_cause(tmp_path, capsys):
+    target = tmp_path / "sub" / "file.ckpt"
+    with expect_error(ValueError, folder=tmp_path) as caught:
+        try:
+            raise KeyError("inner")
+        except KeyError as exc:
+            raise ValueError(f"cannot read {target}") from exc
+    out = capsys.readouterr().out
+    assert out == f"ValueError: cannot read sub{os.sep}file.ckpt\n  caused by KeyError: 'inner'\n"
+    assert isinstance(caught.exception, ValueError) and caught.message == out.rstrip("\n")
+
+
+def test_expect_error_hides_log_lines_and_restores_logging(caplog):
+    logger = logging.getLogger("nb11-test")
+    with expect_error(RuntimeError):
+        logger.error("hidden")
+        raise RuntimeError("boom")
+    assert "hidden" not in caplog.text
+    logger.error("shown")
+    assert "shown" in caplog.text
+    with quiet_python_logs():
+        logger.error("also hidden")
+    assert "also hidden" not in caplog.text and logging.root.manager.disable == logging.NOTSET
+
+
+def test_expect_error_complains_when_nothing_or_something_else_is_raised():
+    with pytest.raises(AssertionError, match="expected ValueError"):
+        with expect_error(ValueError):
+            pass
+    with pytest.raises(KeyError):
+        with expect_error(ValueError):
+            raise KeyError("other")
+    with pytest.raises(TypeError, match="exception classes"):
+        with expect_error("ValueError"):
+            pass
+    assert logging.root.manager.disable == logging.NOTSET
+
+
+def test_flip_bit(tmp_path):
+    path = tmp_path / "f.bin"
+    path.write_bytes(bytes([0b00000000, 0b11111111]))
+    assert flip_bit(path, 1, 0) == 0b11111110
+    assert flip_bit(path, 0, 7) == 0b10000000
+    assert path.read_bytes() == bytes([0b10000000, 0b11111110])
+    for kwargs, error in (({"offset": 2, "bit": 0}, ValueError), ({"offset": 0, "bit": 8}, ValueError),
+                          ({"offset": 0.5, "bit": 0}, TypeError), ({"offset": 0, "bit": True}, TypeError)):
+        with pytest.raises(error):
+            flip_bit(path, **kwargs)
+    with pytest.raises(ValueError, match="no file"):
+        flip_bit(tmp_path / "missing", 0, 0)
+
+
+def test_flipped_weight_loads_silently_and_crc_catches_it(tmp_path):
+    """The notebook's integrity claims, on a checkpoint with other values than the notebook's."""
+    ms = _ms()
+    w = np.array([[-0.75]], np.float32)
+    entries = [{"name": "dense.weight", "data": ms.Tensor(w)},
+               {"name": "dense.bias", "data": ms.Tensor(np.array([0.5], np.float32))}]
+    plain, crc = str(tmp_path / "plain.ckpt"), str(tmp_path / "crc.ckpt")
+    ms.save_checkpoint(entries, plain)
+    ms.save_checkpoint(entries, crc, crc_check=True)
+    for path in (plain, crc):
+        flip_bit(path, open(path, "rb").read().find(w.tobytes()) + 2, 7)
+    assert ms.load_checkpoint(plain)["dense.weight"].asnumpy()[0, 0] in (-1.5, -0.375)
+    with expect_error(ValueError, folder=tmp_path) as caught:
+        ms.load_checkpoint(crc, crc_check=True)
+    assert "May not have permission" in caught.message and "crc check is failed" in caught.message
+    assert "crc.ckpt" in caught.message and str(tmp_path) not in caught.message
+
+
+def test_reseal_crc_makes_an_edited_file_pass(tmp_path):
+    ms = _ms()
+    path = str(tmp_path / "c.ckpt")
+    w = np.array([[3.0]], np.float32)
+    ms.save_checkpoint([{"name": "w", "data": ms.Tensor(w)}], path, crc_check=True)
+    data = open(path, "rb").read()
+    assert data[-17:-10] == b"crc_num" and int.from_bytes(data[-10:], "big") == binascii.crc32(data[:-17])
+    flip_bit(path, data.find(w.tobytes()) + 3, 7)  # the sign bit
+    with quiet_python_logs(), pytest.raises(ValueError):
+        ms.load_checkpoint(path, crc_check=True)
+    reseal_crc(path)
+    assert ms.load_checkpoint(path, crc_check=True)["w"].asnumpy()[0, 0] == -3.0
+    ms.save_checkpoint([{"name": "w", "data": ms.Tensor(w)}], path)  # no CRC trailer
+    with pytest.raises(ValueError, match="no CRC trailer"):
+        reseal_crc(path)
+
+
+# ---- predictions 11.3, 11.4 -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("prediction", [nb11.missing_key, nb11.flipped_bit])
+def test_predictions_explain_every_option(prediction):
+    assert prediction.evaluate(...).status == NOT_ATTEMPTED
     for letter, (_text, why) in prediction.options.items():
-        if letter != right:
-            result = prediction.evaluate(letter)
-            assert result.status == INCORRECT and why in result.message
+        result = prediction.evaluate(letter)
+        assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
+
+
+def test_missing_key_prediction_says_what_mindspore_returns(tmp_path):
+    """Option (b) of 11.3, on a net and file of this test's own: no error, the weight loaded, the bias reported."""
+    ms = _ms()
+    path = str(tmp_path / "no_bias.ckpt")
+    ms.save_checkpoint([{"name": "dense.weight", "data": ms.Tensor(np.array([[0.75]], np.float32))}], path)
+    net = nb11._one_dense_net()
+    assert ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) == (["dense.bias"], [])
+    assert nb11._weights(net) == (0.75, 0.0)
+    assert "(['dense.bias'], [])" in nb11.missing_key.options[nb11.missing_key.answer][0]

@@ -33,7 +33,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 from capstone import config as capstone_config  # noqa: E402
 from capstone.data import make_sine_data  # noqa: E402
 from course_utils import diagnostics, launcher, plots, setup_check, timing  # noqa: E402
-from course_utils.checks import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12  # noqa: E402
+from course_utils.checks import nb00, nb01, nb02, nb03, nb05, nb07, nb08, nb09, nb11, nb12, nb13, nb15, nb16  # noqa: E402
 from course_utils.data import check_xy, make_linear_data  # noqa: E402
 from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED, CheckResult, Exercise, Prediction  # noqa: E402
 from course_utils.lab import LearningRateLab, describe_run, learning_rate_lab  # noqa: E402
@@ -83,11 +83,11 @@ def allowed(fn, *args, errors=(ValueError, TypeError), **kwargs):
 
 
 # ---- property: every check gives a verdict and accepts no junk ---------------------------------------
-CHECK_MODULES = (nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12)
+CHECK_MODULES = (nb00, nb01, nb02, nb03, nb05, nb07, nb08, nb09, nb11, nb12, nb13, nb15, nb16)
 EXERCISES = [value for module in CHECK_MODULES for value in vars(module).values() if isinstance(value, Exercise)]
 # The exercises whose right answer is a plain value that generated data could hit by chance: the checks
 # of those are tested against far-off values below instead.
-VALUE_ANSWERS = {"00.2", "01.1", "02.1", "03.1", "04.1", "04.2", "04.3", "09.1", "09.2", "10.2", "11.2"}
+VALUE_ANSWERS = {"00.2", "01.1", "02.1", "03.1", "05.1", "05.2", "05.3", "12.1", "12.2", "13.2", "15.2"}
 
 
 def verdict_of(exercise, answer):
@@ -131,13 +131,13 @@ REFERENCES = {
     "01.1": ([8.0], 0.0),
     "02.1": ([0.5], 1e-3),  # mean |PREDICTIONS - LABELS|
     "03.1": ([0.55], 0.5),  # any lr that converges in 100 steps: about 0.3 to 0.8
-    "04.1": ([2.0 / LAM_MAX], 0.05),
-    "04.2": ([2.0 / (LAM_MIN + LAM_MAX)], 0.5),
-    "04.3": ([2.0 * 1.9 / LAM_MAX], 0.05),
-    "09.1": ([2.0 ** -10], 0.6),
-    "09.2": ([2.0 ** 34], 8.0),  # about 65504 / the largest scaled-down gradient: within 8x
-    "10.2": ([4.0], 0.0),
-    "11.2": ([2.0], 1e-6),
+    "05.1": ([2.0 / LAM_MAX], 0.05),
+    "05.2": ([2.0 / (LAM_MIN + LAM_MAX)], 0.5),
+    "05.3": ([2.0 * 1.9 / LAM_MAX], 0.05),
+    "12.1": ([2.0 ** -10], 0.6),
+    "12.2": ([2.0 ** 34], 8.0),  # about 65504 / the largest scaled-down gradient: within 8x
+    "13.2": ([4.0], 0.0),
+    "15.2": ([2.0], 1e-6),
 }
 
 
@@ -160,11 +160,11 @@ def test_value_checks_accept_the_reference(name):
     """The other half of "the right result": the reference answer itself passes (and as a numpy scalar)."""
     exercise = next(e for e in EXERCISES if e.name == name)
     ref = REFERENCES[name][0][0]
-    if name == "09.2":  # the exact power of two: the largest scale whose scaled gradients stay finite
+    if name == "12.2":  # the exact power of two: the largest scale whose scaled gradients stay finite
         scale = max(2.0 ** k for k in range(0, 60) if np.all(np.isfinite(
-            np.float16(2.0 ** k * nb09.tiny_loss_gradients()))))
+            np.float16(2.0 ** k * nb12.tiny_loss_gradients()))))
         ref = scale
-    answer = int(ref) if name in ("00.2", "01.1", "10.2") else ref
+    answer = int(ref) if name in ("00.2", "01.1", "13.2") else ref
     assert verdict_of(exercise, answer).status == CORRECT
     assert verdict_of(exercise, np.float64(ref) if isinstance(answer, float) else np.int64(ref)).status == CORRECT
     assert verdict_of(exercise, str(ref)).status == INCORRECT, "text is not a number"
@@ -186,9 +186,9 @@ def test_least_squares_accepts_only_the_fit(w, b):
 @given(x=hnp.arrays(np.float32, (100, 1), elements=st.floats(width=32, allow_nan=True, allow_infinity=True)),
        lr=numbers)
 def test_fixed_setup_rejects_any_x_that_is_not_a_rescaled_x_raw(x, lr):
-    x_raw, y_raw = nb06.broken_data()
+    x_raw, y_raw = nb08.broken_data()
     assume(not np.allclose(x.ravel().astype(np.float64), (x_raw - x_raw.mean()) / x_raw.std(), atol=1e-3))
-    result = verdict_of(nb06.fixed_setup, (x, y_raw.reshape(-1, 1).astype(np.float32), lr))
+    result = verdict_of(nb08.fixed_setup, (x, y_raw.reshape(-1, 1).astype(np.float32), lr))
     assert result.status == INCORRECT
 
 
@@ -196,7 +196,7 @@ def test_fixed_setup_rejects_any_x_that_is_not_a_rescaled_x_raw(x, lr):
 @given(rows=st.lists(st.one_of(st.integers(-3, 12), st.floats(-3, 12), st.booleans(), st.text(max_size=2)),
                      max_size=5))
 def test_shard_rows_accepts_only_the_shard(rows):
-    result = verdict_of(nb11.shard_rows, rows)
+    result = verdict_of(nb15.shard_rows, rows)
     right = all(type(r) is int for r in rows) and sorted(rows) == [0, 2, 6]
     assert (result.status == CORRECT) == right, (rows, result)
 
@@ -392,9 +392,9 @@ def test_least_squares_rejects_nan_pair():
 
 @pytest.mark.parametrize("fill", [np.inf, -np.inf, np.nan])
 def test_fixed_setup_rejects_x_all_inf_or_nan(fill):
-    _, y_raw = nb06.broken_data()
+    _, y_raw = nb08.broken_data()
     x = np.full((100, 1), fill, np.float32)
-    assert "NaN or inf" in message(nb06.fixed_setup, (x, y_raw.reshape(-1, 1).astype(np.float32), 0.5))
+    assert "NaN or inf" in message(nb08.fixed_setup, (x, y_raw.reshape(-1, 1).astype(np.float32), 0.5))
 
 
 @pytest.mark.parametrize("weight_init, bias_init", [("ones", "zeros"), ("zeros", "zeros"), ("zeros", "ones")])
@@ -435,7 +435,7 @@ def test_mlp_check_uses_its_own_weights_and_leaves_the_seed_alone(monkeypatch):
         raise AssertionError(f"the check reseeded the learner's global RNG: ms.set_seed({seed})")
 
     monkeypatch.setattr(ms, "set_seed", reseed)
-    assert verdict_of(nb12.mlp_class, ZeroMLP).status == CORRECT
+    assert verdict_of(nb16.mlp_class, ZeroMLP).status == CORRECT
 
 
 def test_numeric_check_rejects_text():
@@ -445,13 +445,13 @@ def test_numeric_check_rejects_text():
 
 def test_a_forgotten_return_is_named():
     assert "no `return`" in message(nb02.l1_by_hand, None)  # answer = helper() where helper forgot return
-    assert "None" in message(nb05.global_norm, lambda grads: None) and "nan" not in message(
-        nb05.global_norm, lambda grads: None)
-    assert "no `return`" in message(nb10.faster_mode, lambda *args: None)
+    assert "None" in message(nb07.global_norm, lambda grads: None) and "nan" not in message(
+        nb07.global_norm, lambda grads: None)
+    assert "no `return`" in message(nb13.faster_mode, lambda *args: None)
     assert verdict_of(nb02.l1_by_hand, ...).status == NOT_ATTEMPTED
 
 
-@pytest.mark.parametrize("exercise", [nb04.divergence_threshold, nb04.fastest_sgd_lr, nb04.momentum_threshold])
+@pytest.mark.parametrize("exercise", [nb05.divergence_threshold, nb05.fastest_sgd_lr, nb05.momentum_threshold])
 @pytest.mark.parametrize("lr", [-1.0, 0.0, -0.0, float("nan"), np.array(float("nan")), float("inf"), -10**400])
 def test_a_negative_or_nan_lr_never_still_converges(exercise, lr):
     text = message(exercise, lr)

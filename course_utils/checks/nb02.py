@@ -164,7 +164,7 @@ auto_prefix_names = Prediction(
      "b": ("backbone.dense.weight and backbone.dense.bias, in the wrapper and in demo_net alike",
            "assigning a cell to an attribute of a cell with auto_prefix=True prefixes its Parameters' names with "
            "the attribute name, and the Parameters are shared, so the net's own names change too. Names matter "
-           "when you save and load checkpoints (notebook 08): that is why the lesson's cell passes auto_prefix=False"),
+           "when you save and load checkpoints (notebook 11): that is why the lesson's cell passes auto_prefix=False"),
      "c": ("The wrapper's are backbone.dense.weight, the net keeps dense.weight",
            "that would need two sets of Parameters, but the wrapper holds the net's own Parameter objects (it "
            "must: training through the wrapper has to change the net), so there is only one name per Parameter")},

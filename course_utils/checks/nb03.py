@@ -227,7 +227,7 @@ just_above_bound = Prediction(
            "a learning rate too SMALL gives that picture (lr = 0.03 above). Too large a one does not slow down: "
            "it overshoots, more and more at every step"),
      "c": ("It diverges: after 100 steps the loss is larger than at the start",
-           "0.81 is just above the stability bound 2 / lambda_max (about 0.807, notebook 04): each step "
+           "0.81 is just above the stability bound 2 / lambda_max (about 0.807, notebook 05): each step "
            "multiplies the error along the steep direction by |1 - lr * lambda_max| > 1. So close to the bound "
            "the factor is barely above 1, so the loss creeps up; at 0.85 it explodes")},
     answer="c")

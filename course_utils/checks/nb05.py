@@ -1,250 +1,273 @@
-"""Exercises of notebook 05 (custom train steps): clipping by hand, a clipping step, an MAE loss, and two
-predictions (what global-norm clipping does to the direction; what a plain attribute records in graph mode).
+"""Exercises of notebook 05 (the learning-rate lab).
 
-Every oracle is float64 numpy written from the formulas (sum of squares, the closed-form MSE gradient,
-mean absolute error); none of them uses the code the notebook teaches.
+The oracles here work from the data alone, in float64 numpy: the Hessian of the MSE loss in closed form
+and a plain gradient-descent loop. They share no code with the notebook or with the lab.
 """
 
+import math
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
+
+MOMENTUM = 0.9
+TOL = 0.01  # "converged": |w - w*| and |b - b*| below this for good
 
 
-def _scalar(value, what):
-    """A learner's scalar (Tensor, numpy value or float) as a Python float, or a message saying why not."""
-    if isinstance(value, (tuple, list)):
-        return None, (f"{what} should be one number (a scalar Tensor or a float), "
-                      f"got a {type(value).__name__} of {len(value)}")
-    return as_number(value, what)
+def _data():
+    from course_utils.data import make_linear_data
+
+    x, y = make_linear_data()
+    return x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
 
 
-# ---- 05.1 clipping by global norm, by hand ----------------------------------------------------------------
-# (shapes, global norm of the generated gradients, max_norm; None: call with the default max_norm=1.0)
-CLIP_CASES = ((((1, 1), (1,)), 2.7, None),
-              (((3, 4), (4,), (2, 3, 2)), 0.6, 2.0),
-              (((5,),), 7.3, 0.5),
-              (((2, 2), (2,)), 1.3, 3.0),
-              (((4, 1), (1,)), 4.1, 1.5))
+def _eigenvalues():
+    x, _ = _data()
+    hessian = 2.0 * np.array([[np.mean(x * x), np.mean(x)], [np.mean(x), 1.0]])
+    return np.linalg.eigvalsh(hessian)  # ascending
 
 
-def clip_cases():
-    """The check's gradients (float32 numpy), max_norm and global norm, case by case."""
-    rng = np.random.default_rng(51)
-    for shapes, norm, max_norm in CLIP_CASES:
-        grads = [rng.normal(0.0, 1.0, shape) for shape in shapes]
-        total = np.sqrt(sum(np.sum(g * g) for g in grads))
-        yield tuple((g * norm / total).astype(np.float32) for g in grads), max_norm
+def _number(answer):
+    """A positive, finite learning rate, or a message saying what is wrong with the answer."""
+    value, problem = as_number(answer, "the learning rate")
+    if problem:
+        return None, problem
+    if value <= 0:
+        return None, f"a learning rate must be > 0 (each step moves lr times the gradient downhill), got {value:g}"
+    return value, None
 
 
-def _np_global_clip(grads, max_norm):
-    grads = [g.astype(np.float64) for g in grads]
-    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
-    return [g * min(1.0, max_norm / norm) for g in grads], norm
+def _near(value, target, rel):
+    return abs(value - target) <= rel * abs(target)
 
 
-def _check_clip_by_hand(answer):
-    from mindspore import Tensor
+def sgd_steps_to_converge(lr, steps=300):
+    """Plain gradient descent from (0, 0): first step after which (w, b) stays within TOL of the
+    least-squares fit, or None (diverged or too slow)."""
+    x, y = _data()
+    features = np.stack([x, np.ones_like(x)], axis=1)
+    best = np.linalg.lstsq(features, y, rcond=None)[0]
+    theta = np.zeros(2)
+    last_outside = 0  # theta_0 = (0, 0) is always outside
+    with np.errstate(all="ignore"):
+        for k in range(1, steps + 1):
+            theta = theta - lr * 2.0 * features.T @ (features @ theta - y) / len(y)
+            if not np.all(np.abs(theta - best) < TOL):
+                last_outside = k
+    return None if last_outside == steps else last_outside + 1
+
+
+def _check_threshold(answer):
+    value, problem = _number(answer)
+    if problem:
+        return problem
+    lam_min, lam_max = _eigenvalues()
+    bound = 2.0 / lam_max
+    if _near(value, bound, 0.01):
+        return None
+    if _near(value, 1.0 / lam_max, 0.02):
+        return (f"{value:.3f} is 1 / lambda_max: above it the path zig-zags across the valley, but it still "
+                f"converges. Divergence starts at twice that")
+    if _near(value, 4.0 / lam_max, 0.02):
+        return (f"{value:.3f} is too large by a factor 2: nn.MSELoss is mean((pred - y)^2), so its Hessian is "
+                f"2 * mean of [[x^2, x], [x, 1]], with the factor 2")
+    if _near(value, 2.0 / lam_min, 0.02):
+        return ("that is 2 / lambda_min: the smallest eigenvalue sets how SLOWLY the flat direction converges; "
+                "stability is decided by the steepest direction, the largest eigenvalue")
+    if _near(value, 0.01, 0.01):
+        return "0.01 is the source article's learning rate: it is stable, but far below the threshold"
+    side = "diverges" if value > bound else "still converges"
+    return (f"at lr={value:.4g} plain gradient descent {side}; compute the Hessian's eigenvalues from x "
+            f"(np.linalg.eigvalsh) and use 2 / lambda_max")
+
+
+def _check_fastest(answer):
+    value, problem = _number(answer)
+    if problem:
+        return problem
+    lam_min, lam_max = _eigenvalues()
+    best_lr = 2.0 / (lam_min + lam_max)
+    best = sgd_steps_to_converge(best_lr)
+    mine = sgd_steps_to_converge(value)
+    if mine is None:
+        if value >= 0.97 * 2.0 / lam_max:
+            return (f"lr={value:.4g} is at, or too close to, the stability bound 2 / lambda_max: there SGD "
+                    f"converges very slowly or diverges. Try a smaller one")
+        return f"lr={value:.4g} does not reach the best fit within 300 steps: try a larger learning rate"
+    if mine <= math.ceil(1.15 * best):
+        return None
+    hint = "larger" if value < best_lr else "a little smaller"
+    return (f"lr={value:.4g} needs {mine} steps to get within {TOL} of the best fit; the fastest learning rate "
+            f"needs about {best}. Try a {hint} one")
+
+
+def _check_momentum_threshold(answer):
+    value, problem = _number(answer)
+    if problem:
+        return problem
+    lam_max = _eigenvalues()[1]
+    bound = 2.0 * (1.0 + MOMENTUM) / lam_max
+    if _near(value, bound, 0.02):
+        return None
+    if _near(value, 2.0 / lam_max, 0.02):
+        return ("that is plain SGD's bound. Momentum accumulates past gradients, and for this quadratic that "
+                "widens the stable range: try lr=1.2 with Momentum in the lab")
+    if _near(value, 2.0 * (1.0 - MOMENTUM) / lam_max, 0.05):
+        return "momentum widens the stable range, it does not shrink it: the factor is (1 + momentum)"
+    side = "diverges" if value > bound else "still converges"
+    return (f"at lr={value:.4g} nn.Momentum(momentum=0.9) {side} on this data; the heavy-ball bound is "
+            f"2 (1 + momentum) / lambda_max")
+
+
+divergence_threshold = Exercise("05.1", _check_threshold, hints=[
+    "the loss is quadratic in (w, b), so its curvature (the Hessian) is the same everywhere",
+    "the loss is quadratic, so its Hessian is constant: H = 2 * [[mean(x^2), mean(x)], [mean(x), 1]]. Gradient "
+    "descent is stable while lr < 2 / (largest eigenvalue of H)",
+])
+fastest_sgd_lr = Exercise("05.2", _check_fastest, hints=[
+    "a learning rate has to suit both directions of the valley at once: the steep one and the flat one",
+    "the steep direction wants a small lr, the flat one a large lr; the best compromise for plain gradient descent is"
+    " lr = 2 / (lambda_min + lambda_max). Or search with the lab",
+])
+momentum_threshold = Exercise("05.3", _check_momentum_threshold, hints=[
+    "momentum lets a step carry part of the previous one; on a quadratic that moves the stability bound",
+    "for heavy-ball momentum (v = m v + g; p -= lr v) on a quadratic, the bound is 2 (1 + m) / lambda_max",
+])
+
+
+# ---- 05.6: the lab's compiled Momentum step, state and learning rate passed in as Tensors ------------
+STEP_X = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(-1, 1)
+STEP_Y = (0.5 - STEP_X + 0.1 * np.cos(3.0 * STEP_X)).astype(np.float32)
+STEP_START = (0.5, -0.3)
+STEP_LRS = (0.1, 0.3, 0.05, 0.3, 0.2)  # a different learning rate at almost every call
+
+
+def _is_jit(fn):
+    """True for a function wrapped by ms.jit (its wrapper lives in MindSpore's own code)."""
+    code = getattr(fn, "__code__", None)
+    return (hasattr(fn, "__wrapped__") and code is not None
+            and "mindspore" in code.co_filename.replace("\\", "/").split("/"))
+
+
+def heavy_ball(lrs=STEP_LRS, momentum=MOMENTUM, start=STEP_START):
+    """nn.Momentum's rule (v = momentum * v + g; theta -= lr * v) on the MSE of the step data, in float64.
+    Returns a list of (theta, velocity, loss before the step, loss after the step), one per step."""
+    a = np.hstack([STEP_X, np.ones_like(STEP_X)]).astype(np.float64)
+    y = STEP_Y.astype(np.float64)
+    theta, velocity = np.array(start, dtype=np.float64).reshape(2, 1), np.zeros((2, 1))
+    out = []
+    for lr in lrs:
+        err = a @ theta - y
+        loss = np.mean(err ** 2)
+        velocity = momentum * velocity + 2 * a.T @ err / len(y)
+        theta = theta - lr * velocity
+        out.append((theta, velocity, loss, np.mean((a @ theta - y) ** 2)))
+    return out
+
+
+def _pair(value, what, call):
+    arr, problem = as_array(value, f"the {what} returned at call {call}")
+    if problem:
+        return None, problem
+    if arr.size != 2:
+        return None, (f"the {what} returned at call {call} should have shape (2, 1) like the one passed in, "
+                      f"got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        return None, f"the {what} returned at call {call} holds NaN or inf"
+    return arr.reshape(2, 1), None
+
+
+def _check_momentum_step(answer):
+    import mindspore as ms
 
     if not callable(answer) or isinstance(answer, type):
-        return f"expected your function clip_by_hand(grads, max_norm=1.0), got {shown(answer)}"
-    for grads, max_norm in clip_cases():
-        limit = 1.0 if max_norm is None else max_norm
-        args = (tuple(Tensor(g) for g in grads),) + (() if max_norm is None else (max_norm,))
-        out = answer(*args)
-        if out is ...:
-            return "your function still returns `...`: replace each `...` with the lesson's code"
+        return f"expected your function momentum_step (answer = momentum_step, without calling it), got {shown(answer)}"
+    if not _is_jit(answer):
+        return ("momentum_step is not compiled: decorate it with @ms.jit (the lab runs its steps as one compiled "
+                "graph, reused for every learning rate)")
+    a, y = ms.Tensor(np.hstack([STEP_X, np.ones_like(STEP_X)])), ms.Tensor(STEP_Y)
+    theta = ms.Tensor(np.array(STEP_START, dtype=np.float32).reshape(2, 1))
+    velocity = ms.Tensor(np.zeros((2, 1), np.float32))
+    got = []
+    for k, lr in enumerate(STEP_LRS, start=1):
+        out = answer(theta, velocity, a, y, ms.Tensor(lr, ms.float32))
         if out is None:
-            return f"your function returned None. {NONE_HINT}"
-        if not isinstance(out, (tuple, list)):
-            return (f"expected a tuple of clipped gradients, one per input tensor, got {shown(out)}"
-                    " (return the tuple, not the norm)")
-        if len(out) != len(grads):
-            return f"{len(grads)} gradients went in, {len(out)} came out: return one clipped tensor per gradient"
-        got = []
-        for i, (value, g) in enumerate(zip(out, grads)):
-            arr, problem = as_array(value, f"clipped gradient {i}")
-            if problem:
-                return problem
-            if arr.shape != g.shape:
-                return f"clipped gradient {i} has shape {arr.shape}, the gradient had {g.shape}: keep each shape"
-            if not np.all(np.isfinite(arr)):
-                return f"clipped gradient {i} holds NaN or inf"
-            got.append(arr)
-        expected, norm = _np_global_clip(grads, limit)
-        if all(np.allclose(a, e, rtol=1e-5, atol=1e-7) for a, e in zip(got, expected)):
+            return f"momentum_step returned None. {NONE_HINT}"
+        if not isinstance(out, (tuple, list)) or len(out) != 3:
+            return f"momentum_step should return three things, (theta, velocity, loss), got {shown(out)}"
+        new_theta, problem = _pair(out[0], "theta", k)
+        new_velocity, problem_v = _pair(out[1], "velocity", k)
+        loss, problem_l = as_number(out[2], f"the loss returned at call {k}")
+        if problem or problem_v or problem_l:
+            return problem or problem_v or problem_l
+        got.append((new_theta, new_velocity, loss))
+        theta, velocity = out[0], out[1]  # the state goes back in, as the lab passes it from step to step
+    want = heavy_ball()
+    thetas, velocities = np.array([g[0] for g in got]), np.array([g[1] for g in got])
+    want_thetas, want_velocities = np.array([w[0] for w in want]), np.array([w[1] for w in want])
+
+    def close(u, v):
+        return np.allclose(u, v, rtol=1e-4, atol=1e-6)
+
+    if not close(thetas, want_thetas):
+        if close(thetas, np.array([w[0] for w in heavy_ball(momentum=0.0)])):
+            return ("your step is plain SGD: the velocity must carry over, velocity = 0.9 * velocity + gradient, "
+                    "and theta moves by lr * velocity")
+        if close(thetas, np.array([w[0] for w in heavy_ball(lrs=[STEP_LRS[0]] * len(STEP_LRS))])):
+            return (f"every call used the first learning rate, {STEP_LRS[0]}: the checker passes "
+                    f"{', '.join(map(str, STEP_LRS))}; use the lr argument")
+        if close(thetas, np.array([w[0] for w in heavy_ball(lrs=[-lr for lr in STEP_LRS])])):
+            return "the step moved uphill: theta - lr * velocity"
+        if np.allclose(thetas, np.array(STEP_START).reshape(2, 1)):
+            return "theta never changed: return the new theta, theta - lr * velocity"
+        k = int(np.argmax([not close(g, w) for g, w in zip(thetas, want_thetas)]))
+        return (f"after call {k + 1} (lr = {STEP_LRS[k]}) expected theta = {want_thetas[k].ravel().round(5).tolist()}, "
+                f"got {thetas[k].ravel().round(5).tolist()} (Momentum 0.9: velocity = 0.9 * velocity + gradient of "
+                "the MSE, theta = theta - lr * velocity)")
+    if not close(velocities, want_velocities):
+        return "theta is right, but the velocity you return is not 0.9 * velocity + gradient: return the new one"
+    for k, ((_, _, loss), (_, _, before, after)) in enumerate(zip(got, want), start=1):
+        if np.isclose(loss, before, rtol=1e-4, atol=1e-7):
             continue
-        call = "clip_by_hand(grads)" if max_norm is None else f"clip_by_hand(grads, {max_norm})"
-        where = f"{call} for {len(grads)} gradients of global norm {norm:.4f}"
-        per_tensor = [g * min(1.0, limit / max(np.linalg.norm(g), 1e-30)) for g in grads]
-        if norm < limit and all(np.allclose(a, g * limit / norm, rtol=1e-5) for a, g in zip(got, grads)):
-            return (f"{where}: they are already shorter than max_norm = {limit} and must come back unchanged; "
-                    f"you scaled them up to length {limit} (the factor is min(1, max_norm / norm))")
-        if norm > limit and all(np.allclose(a, g, rtol=1e-6) for a, g in zip(got, grads)):
-            return f"{where}: they came back unchanged, but their global norm is above max_norm = {limit}"
-        if len(grads) > 1 and all(np.allclose(a, p, rtol=1e-5, atol=1e-7) for a, p in zip(got, per_tensor)):
-            return (f"{where}: you clipped each tensor on its own, which changes the direction of the update; "
-                    "scale all of them by one factor computed from the global norm")
-        length = np.sqrt(sum(np.sum(a * a) for a in got))
-        return (f"{where}: the clipped gradients should have global norm {min(norm, limit):.4f}, yours have "
-                f"{length:.4f} (first entries: expected {expected[0].ravel()[0]:.5f}, got {got[0].ravel()[0]:.5f})")
+        if np.isclose(loss, after, rtol=1e-4, atol=1e-7):
+            return ("theta and the velocity are right, but the loss is the one after the update; return the loss "
+                    "that came with the gradient (before the update), as TrainOneStepCell does")
+        return (f"theta and the velocity are right, but call {k} returned the loss {loss:.6f}; the MSE before it "
+                f"is {before:.6f}")
     return None
 
 
-# ---- 05.2 a step that clips and returns (loss, norm) --------------------------------------------
-_CLIP_DATA_SEED, _CLIP_START, _CLIP_LR, _CLIP_MAX_NORM, _CLIP_STEPS = 11, (0.0, 0.0), 0.5, 0.5, 4
-
-
-def _clip_data():
-    rng = np.random.default_rng(_CLIP_DATA_SEED)
-    xs = rng.random((20, 1)).astype(np.float32)
-    return xs, (3.0 * xs - 1.0).astype(np.float32)
-
-
-def _np_clip_step(w, b, xs, ys, lr, max_norm):
-    """One SGD step on mean((w*x + b - y)**2) with global-norm clipping: (loss, norm, new w, new b)."""
-    r = w * xs + b - ys
-    gw, gb = 2 * np.mean(r * xs), 2 * np.mean(r)
-    norm = np.hypot(gw, gb)
-    scale = min(1.0, max_norm / norm)
-    return np.mean(r * r), norm, w - lr * scale * gw, b - lr * scale * gb
-
-
-def clip_schedule():
-    """Which of the check's steps clip (True) and which do not: the check needs both kinds."""
-    xs, ys = (a[:, 0].astype(np.float64) for a in _clip_data())
-    (w, b), clipped = _CLIP_START, []
-    for _ in range(_CLIP_STEPS):
-        _, norm, w, b = _np_clip_step(w, b, xs, ys, _CLIP_LR, _CLIP_MAX_NORM)
-        clipped.append(bool(norm > _CLIP_MAX_NORM))
-    return clipped
-
-
-def _check_clip_step(answer):
-    import mindspore as ms
-    from mindspore import Tensor, nn
-
-    if not (isinstance(answer, type) and issubclass(answer, nn.TrainOneStepCell)):
-        if isinstance(answer, nn.TrainOneStepCell):
-            return "pass the class itself (answer = ClipAndReturn), not an instance of it"
-        return f"expected a subclass of nn.TrainOneStepCell, got {shown(answer)}"
-    xs, ys = _clip_data()
-    x64, y64 = xs[:, 0].astype(np.float64), ys[:, 0].astype(np.float64)
-    w, b = _CLIP_START
-    net = nn.Dense(1, 1, weight_init=Tensor([[w]], ms.float32), bias_init=Tensor([b], ms.float32))
-    step = answer(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), learning_rate=_CLIP_LR),
-                  _CLIP_MAX_NORM)
-    for i in range(_CLIP_STEPS):
-        out = step(Tensor(xs), Tensor(ys))
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            return f"construct must return (loss, norm), got {shown(out)}" + (f". {NONE_HINT}" if out is None else "")
-        loss, problem = _scalar(out[0], "the loss")
-        norm, problem = (None, problem) if problem else _scalar(out[1], "the norm")
-        if problem:
-            return problem
-        exp_loss, exp_norm, w, b = _np_clip_step(w, b, x64, y64, _CLIP_LR, _CLIP_MAX_NORM)
-        where = f"with max_norm={_CLIP_MAX_NORM}, step {i + 1} (its gradient norm is {exp_norm:.4f})"
-        if not np.isclose(loss, exp_loss, rtol=1e-4):
-            return f"{where}: the returned loss is {loss:.6f}, expected {exp_loss:.6f}"
-        if not np.isclose(norm, exp_norm, rtol=1e-4):
-            hint = " (return the norm before clipping)" if np.isclose(norm, _CLIP_MAX_NORM, rtol=1e-4) else ""
-            return f"{where}: the returned norm is {norm:.6f}, expected {exp_norm:.6f}{hint}"
-        got_w = float(net.weight.asnumpy().reshape(-1)[0])
-        got_b = float(net.bias.asnumpy().reshape(-1)[0])
-        if not (np.isclose(got_w, w, rtol=1e-4, atol=1e-6) and np.isclose(got_b, b, rtol=1e-4, atol=1e-6)):
-            return (f"{where}: after the update w, b = {got_w:.6f}, {got_b:.6f}, expected {w:.6f}, {b:.6f} "
-                    f"(clip all gradients together with ops.clip_by_global_norm, then call self.optimizer)")
-    return None
-
-
-# ---- 05.3 mean absolute error via nn.LossBase ----------------------------------------------------
-def _check_mae(answer):
-    import mindspore as ms
-    from mindspore import Tensor, nn
-
-    if not (isinstance(answer, type) and issubclass(answer, nn.LossBase)):
-        if isinstance(answer, nn.LossBase):
-            return "pass the class itself (answer = MAE), not an instance of it"
-        return f"expected a subclass of nn.LossBase, got {shown(answer)}"
-    rng = np.random.default_rng(3)
-    reducers = {"mean": np.mean, "sum": np.sum, "none": lambda a: a}
-    mode = ms.get_context("mode")
-    ms.set_context(mode=ms.PYNATIVE_MODE)  # six small evaluations: no need to compile a graph for each
-    try:
-        for shape in ((8, 1), (4, 3)):
-            pred = rng.normal(0.0, 2.0, shape).astype(np.float32)
-            target = rng.normal(0.0, 2.0, shape).astype(np.float32)
-            errors = np.abs(pred.astype(np.float64) - target)
-            for reduction, reduce in reducers.items():
-                loss_fn = answer() if reduction == "mean" else answer(reduction=reduction)
-                got, problem = as_array(loss_fn(Tensor(pred), Tensor(target)), "the loss")
-                if problem:
-                    return problem
-                expected = reduce(errors)
-                where = f"with reduction={reduction!r} and inputs of shape {shape}"
-                if got.shape != np.shape(expected):
-                    return (f"{where} expected a result of shape {np.shape(expected)}, got {got.shape} "
-                            f"(end construct with self.get_loss(...), which applies the reduction)")
-                if not np.allclose(got, expected, rtol=1e-5):
-                    hint = ""
-                    if reduction != "mean" and np.allclose(got, np.mean(errors), rtol=1e-5):
-                        hint = " (that is the mean: let self.get_loss(...) apply the reduction)"
-                    return (f"{where} expected {np.round(expected, 5).tolist()}, "
-                            f"got {np.round(got, 5).tolist()}{hint}")
-    finally:
-        ms.set_context(mode=mode)
-    return None
-
-
-global_norm = ScaffoldExercise("05.1", _check_clip_by_hand, hints=[
-    "two steps: one global norm for all the gradients together, then one factor that multiplies every gradient",
-    "the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
-    "min(1, max_norm / norm), so gradients shorter than max_norm stay as they are",
-    "norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
-    "return tuple(g * scale for g in grads)",
-])
-clip_step = Exercise("05.2", _check_clip_step, hints=[
-    "section 4's ClipStep already clips; what it must also hand back is the norm before clipping",
-    "start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning a "
-    "Parameter",
-])
-mae_loss = Exercise("05.3", _check_mae, hints=[
-    "a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)",
-    "like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct returns "
-    "self.get_loss(ops.abs(logits - labels))",
-])
-
-clip_direction = Prediction(
-    "05.5",
-    "Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through ops.clip_by_global_norm(grads, 1.0). "
-    "What comes out?",
-    {"a": ("(1.0, 0.4): each gradient is cut to at most 1",
-           "that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is tempting "
-           "because 'clip' sounds like cutting each number, but it would change the direction of the update: the "
-           "ratio dL/dw : dL/db would go from 7.5 to 2.5. clip_by_global_norm scales all gradients by one factor"),
-     "b": ("(0.991, 0.132): both divided by the global norm, so the direction stays and the length becomes 1",
-           "one factor, max_norm / norm = 1 / 3.03, multiplies every gradient: the update points the same way as "
-           "the gradient, it is only shorter. Below max_norm the factor is 1 and nothing changes"),
-     "c": ("(1.0, 0.133): everything divided by the largest entry, so the largest becomes 1",
-           "that would bound the largest entry (an L-infinity clip), a plausible reading of 'clip to 1.0'. "
-           "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = 1")},
+fastest_of_four = Prediction(
+    "05.4", "Four SGD runs of 100 steps from the same start: lr = 0.05, 0.3, 0.6 and 0.85 (the stability bound "
+            "is about 0.81, and above 1 / lambda_max, about 0.40, the path zig-zags). Which run ends closest to "
+            "the least-squares fit?",
+    {"a": ("lr = 0.3: the largest learning rate whose path is smooth",
+           "a smooth path looks efficient, but at 0.3 the flat direction of the valley shrinks by only "
+           "1 - 0.3 * lambda_min, about 0.96, per step: after 100 steps it is close, not there"),
+     "b": ("lr = 0.6, zig-zag and all",
+           "the zig-zag happens along the steep direction, where |1 - lr * lambda_max| is still below 1, so it "
+           "dies out; meanwhile the flat direction, which limits the speed, shrinks twice as fast as at 0.3"),
+     "c": ("lr = 0.85: the largest steps cover the most ground",
+           "0.85 is above the bound 2 / lambda_max: every step overshoots further than the last along the steep "
+           "direction, and the loss grows by a constant factor per step")},
     answer="b")
-attribute_in_graph = Prediction(
-    "05.4",
-    "In graph mode, AttributeStep assigns the gradient norm to a plain attribute, self.grad_norm, inside construct. "
-    "After each of five training steps you read step.grad_norm. What do you see?",
-    {"a": ("the norm of each step, falling as training goes on",
-           "that is what PyNative mode gives, where construct runs as Python at every call; the cell below shows it. "
-           "In graph mode construct runs as Python only once, while it is compiled"),
-     "b": ("the first step's norm, five times",
-           "construct is compiled into a graph on the first call; the Python assignment to self.grad_norm runs "
-           "during that compilation and is not part of the graph, so later steps never update it. No error, no "
-           "warning: return the value or keep it in a Parameter written with ops.assign"),
-     "c": ("0, the value set in __init__",
-           "the assignment does run once, while the graph is compiled on the first call, so the attribute does "
-           "change from 0; it is the later steps that never update it"),
-     "d": ("an error: graph mode cannot assign attributes in construct",
-           "graph mode refuses some Python (try, del, yield: notebook 06), but an attribute assignment compiles "
-           "without a word, which is what makes this trap silent")},
+article_recipe = Prediction(
+    "05.5", "The article's recipe, lr = 0.01 for 100 steps, run with each optimizer from the same start. Which "
+            "optimizer ends closest to the least-squares fit?",
+    {"a": ("SGD, as article 000 says: for a network this small it performs best",
+           "at lr = 0.01 SGD is the slowest of the three: each step moves 0.01 times a gradient that is "
+           "small along the flat direction of the valley, and nothing builds up speed"),
+     "b": ("Momentum(0.9)",
+           "on a smooth bowl the velocity builds up to about 1 / (1 - 0.9) = 10 times the gradient, so "
+           "Momentum at 0.01 moves like SGD at about 0.1 once under way: it gets by far the closest"),
+     "c": ("Adam: adaptive learning rates fix a small lr",
+           "Adam divides each gradient by its running size, so each step moves every coordinate by about lr, "
+           "0.01, whatever the gradient: in 100 steps w cannot move much more than 1, and it needs about 2")},
     answer="b")
+momentum_step = Exercise("05.6", _check_momentum_step, hints=[
+    "ms.value_and_grad(mse) gives a function returning the loss and its gradient with respect to mse's first "
+    "argument, theta; the rest is two lines of arithmetic on Tensors",
+    "loss, grad = ms.value_and_grad(mse)(theta, a, y); velocity = 0.9 * velocity + grad; return theta - lr * "
+    "velocity, velocity, loss",
+])

@@ -1,303 +1,250 @@
-"""Exercises of notebook 07 (the Model API, callbacks and metrics).
+"""Exercises of notebook 07 (custom train steps): clipping by hand, a clipping step, an MAE loss, and two
+predictions (what global-norm clipping does to the direction; what a plain attribute records in graph mode).
 
-Each check runs the learner's answer in a real ``Model`` run or on real batches and compares with numpy:
-momentum gradient descent with per-epoch validation, epoch losses of plain mini-batch gradient descent, a
-root mean squared error over all samples. Two predictions: what EarlyStopping and ReduceLROnPlateau do under
-``model.train``, and what ``eval_loss`` covers in ``fit``.
+Every oracle is float64 numpy written from the formulas (sum of squares, the closed-form MSE gradient,
+mean absolute error); none of them uses the code the notebook teaches.
 """
+
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
-
-BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
-LR = 0.5
-STOP_THRESHOLDS = (0.06, 0.03)  # each lies between two epoch means, away from both (see the tests)
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
 
 
-def _dataset(x, y, batch_size):
-    import mindspore.dataset as ds
-
-    return ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(batch_size)
-
-
-def _zero_model(metrics=None):
-    """y = w*x + b from w = b = 0 (no random initialisation), MSE loss, SGD(LR)."""
-    from mindspore import nn
-    from mindspore.train import Model
-
-    net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
-    return Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=LR), metrics=metrics)
+def _scalar(value, what):
+    """A learner's scalar (Tensor, numpy value or float) as a Python float, or a message saying why not."""
+    if isinstance(value, (tuple, list)):
+        return None, (f"{what} should be one number (a scalar Tensor or a float), "
+                      f"got a {type(value).__name__} of {len(value)}")
+    return as_number(value, what)
 
 
-def _counter():
-    from mindspore.train import Callback
-
-    class Counter(Callback):
-        def __init__(self):
-            super().__init__()
-            self.epochs, self.steps = 0, 0
-
-        def on_train_step_end(self, run_context):
-            self.steps += 1
-
-        def on_train_epoch_end(self, run_context):
-            self.epochs += 1
-
-    return Counter()
+# ---- 07.1 clipping by global norm, by hand ----------------------------------------------------------------
+# (shapes, global norm of the generated gradients, max_norm; None: call with the default max_norm=1.0)
+CLIP_CASES = ((((1, 1), (1,)), 2.7, None),
+              (((3, 4), (4,), (2, 3, 2)), 0.6, 2.0),
+              (((5,),), 7.3, 0.5),
+              (((2, 2), (2,)), 1.3, 3.0),
+              (((4, 1), (1,)), 4.1, 1.5))
 
 
-def numpy_epoch_losses(epochs, batch_size=BATCH, lr=LR):
-    """Oracle: (mean loss, last step's loss) of each epoch of mini-batch gradient descent from w = b = 0."""
-    x, y = make_linear_data()
-    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
-    w = b = 0.0
-    means, lasts = [], []
-    for _ in range(epochs):
-        losses = []
-        for i in range(0, len(x), batch_size):
-            xb, yb = x[i:i + batch_size], y[i:i + batch_size]
-            residual = w * xb + b - yb
-            losses.append(np.mean(residual ** 2))  # a train step returns the loss before its update
-            w, b = w - lr * 2 * np.mean(residual * xb), b - lr * 2 * np.mean(residual)
-        means.append(float(np.mean(losses)))
-        lasts.append(losses[-1])
-    return means, lasts
+def clip_cases():
+    """The check's gradients (float32 numpy), max_norm and global norm, case by case."""
+    rng = np.random.default_rng(51)
+    for shapes, norm, max_norm in CLIP_CASES:
+        grads = [rng.normal(0.0, 1.0, shape) for shape in shapes]
+        total = np.sqrt(sum(np.sum(g * g) for g in grads))
+        yield tuple((g * norm / total).astype(np.float32) for g in grads), max_norm
 
 
-def expected_stop_epoch(threshold, epochs=15):
-    means, _ = numpy_epoch_losses(epochs)
-    return next(k for k, mean in enumerate(means, 1) if mean < threshold)
+def _np_global_clip(grads, max_norm):
+    grads = [g.astype(np.float64) for g in grads]
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    return [g * min(1.0, max_norm / norm) for g in grads], norm
 
 
-# ---- 07.1: a callback that keeps the best epoch's weights ---------------------------------------------------
-# Each setting: data (n, w, b, seed), training samples, Momentum(lr, 0.9), epochs. Batches of 10, validation in two
-# batches of 10 (so that eval_loss, the last batch's loss, differs from the mse over the whole validation set).
-KEEP_BEST_SETTINGS = ({"n": 50, "w": 3.0, "b": -0.5, "seed": 29, "train": 30, "lr": 0.3, "epochs": 10},
-                      {"n": 50, "w": 1.0, "b": 2.0, "seed": 22, "train": 30, "lr": 0.25, "epochs": 10})
-MOMENTUM = 0.9
-
-
-def _keep_best_data(setting):
-    x, y = make_linear_data(n=setting["n"], w=setting["w"], b=setting["b"], noise=0.05, seed=setting["seed"])
-    k = setting["train"]
-    return x[:k], y[:k], x[k:], y[k:]
-
-
-def keep_best_oracle(setting):
-    """Momentum gradient descent in float64 from w = b = 0: per epoch, the (w, b) at its end, the validation mse,
-    the loss of the last validation batch (eval_loss) and the loss of the last training step."""
-    xt, yt, xv, yv = (a[:, 0].astype(np.float64) for a in _keep_best_data(setting))
-    w = b = vw = vb = 0.0
-    rows = []
-    for _ in range(setting["epochs"]):
-        for i in range(0, len(xt), 10):
-            xb, yb = xt[i:i + 10], yt[i:i + 10]
-            r = w * xb + b - yb
-            last_step = np.mean(r * r)
-            vw, vb = MOMENTUM * vw + 2 * np.mean(r * xb), MOMENTUM * vb + 2 * np.mean(r)
-            w, b = w - setting["lr"] * vw, b - setting["lr"] * vb
-        rows.append({"w": w, "b": b, "mse": np.mean((w * xv + b - yv) ** 2),
-                     "eval_loss": np.mean((w * xv[-10:] + b - yv[-10:]) ** 2), "last_step": last_step})
-    return rows
-
-
-def _check_keep_best(answer):
-    from mindspore import nn
-    from mindspore.train import Callback, Model
-
-    if isinstance(answer, Callback):
-        return "set answer to the class itself (KeepBest), not an instance (KeepBest())"
-    if not isinstance(answer, type) or not issubclass(answer, Callback):
-        return f"expected a class derived from mindspore.train.Callback, got {shown(answer)}"
-    for setting in KEEP_BEST_SETTINGS:
-        rows = keep_best_oracle(setting)
-        epoch_of = {rule: 1 + int(np.argmin([r[rule] for r in rows])) for rule in ("mse", "eval_loss", "last_step")}
-        best = rows[epoch_of["mse"] - 1]
-        xt, yt, xv, yv = _keep_best_data(setting)
-        net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
-        optimizer = nn.Momentum(net.trainable_params(), learning_rate=setting["lr"], momentum=MOMENTUM)
-        try:
-            Model(net, nn.MSELoss(), optimizer, metrics={"mse"}).fit(
-                setting["epochs"], _dataset(xt, yt, 10), _dataset(xv, yv, 10), callbacks=[answer()])
-        except ValueError as error:
-            if "on_train" in str(error):
-                return ("model.fit refused the callback because it defines a 1.x method (epoch_end, end, ...): "
-                        "use on_train_epoch_end and on_train_end")
-            raise
-        got = (float(net.weight.asnumpy().ravel()[0]), float(net.bias.asnumpy().ravel()[0]))
-        where = f"in a fit of {setting['epochs']} epochs whose validation mse is lowest after epoch {epoch_of['mse']}"
-        if np.allclose(got, (best["w"], best["b"]), rtol=1e-4, atol=1e-4):
-            continue
-        found = next((k for k, r in enumerate(rows, 1) if np.allclose(got, (r["w"], r["b"]), rtol=1e-4, atol=1e-4)),
-                     None)
-        if found is None:
-            return (f"{where}, the net ends with w, b = {got[0]:.5f}, {got[1]:.5f}, the weights of no epoch's end; "
-                    f"expected epoch {epoch_of['mse']}'s {best['w']:.5f}, {best['b']:.5f}")
-        if found == setting["epochs"]:
-            return (f"{where}, the net ends with the last epoch's weights: put the best ones back in on_train_end, "
-                    "and keep copies of their values (p.asnumpy().copy()), not the Parameters, which go on changing")
-        if found == epoch_of["eval_loss"]:
-            return (f"{where}, the net ends with epoch {found}'s weights, where eval_loss is lowest: eval_loss is "
-                    "only the last validation batch's loss; watch cb_params.eval_results['mse']")
-        if found == epoch_of["last_step"]:
-            return (f"{where}, the net ends with epoch {found}'s weights, where the training loss (net_outputs) is "
-                    "lowest: watch the validation mse, cb_params.eval_results['mse']")
-        return f"{where}, the net ends with the weights of epoch {found}"
-    return None
-
-
-keep_best = ScaffoldExercise("07.1", _check_keep_best, hints=[
-    "two moments matter: the end of each epoch, when fit has just validated, and the end of training",
-    "on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, keep it "
-    "and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}",
-    "on_train_end: for every parameter p of cb_params.network.trainable_params(), "
-    "ops.assign(p, Tensor(self.best_weights[p.name]))",
-])
-
-
-# ---- 07.2: a callback that stops on the epoch's mean loss --------------------------------------------------
-def _check_stop_below(answer):
-    from mindspore.train import Callback
-
-    if isinstance(answer, Callback):
-        return "set answer to the class itself (StopBelow), not an instance (StopBelow(0.1))"
-    if not isinstance(answer, type) or not issubclass(answer, Callback):
-        return f"expected a class derived from mindspore.train.Callback, got {shown(answer)}"
-    x, y = make_linear_data()
-    means, lasts = numpy_epoch_losses(15)
-    for threshold in STOP_THRESHOLDS:
-        expected = expected_stop_epoch(threshold)
-        counter = _counter()
-        try:
-            _zero_model().fit(15, _dataset(x, y, BATCH), callbacks=[answer(threshold), counter])
-        except ValueError as error:
-            if "on_train" in str(error):
-                return ("model.fit refused the callback because it defines a 1.x method (epoch_end, step_end, "
-                        "begin...): use on_train_epoch_end, on_train_step_end, on_train_epoch_begin")
-            raise
-        if counter.steps % 5:
-            return (f"with threshold={threshold}, training stopped in the middle of epoch {counter.epochs} "
-                    f"(after {counter.steps} steps): request the stop at the end of an epoch, not after a step")
-        if counter.epochs == 15 and expected < 15:
-            return f"with threshold={threshold}, training never stopped: call run_context.request_stop()"
-        if counter.epochs != expected:
-            last_rule = next((k for k, loss in enumerate(lasts, 1) if loss < threshold), None)
-            why = (" That is where the loss of the epoch's last step drops below it: average all the epoch's "
-                   "steps." if counter.epochs == last_rule else "")
-            return (f"with threshold={threshold}, training stopped after epoch {counter.epochs}, but the first "
-                    f"epoch whose mean loss is below it is epoch {expected} (mean {means[expected - 1]:.4f}, "
-                    f"epoch {expected - 1}: {means[expected - 2]:.4f}).{why}")
-    return None
-
-
-stop_below = Exercise("07.2", _check_stop_below, hints=[
-    "the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends",
-    "collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in on_train_epoch_end "
-    "compare their mean with the threshold and call run_context.request_stop()",
-])
-
-
-# ---- 07.3: an RMSE metric over batches of any size ---------------------------------------------------------
-def _feed(metric, batches):
-    """Feed the batches; return (the metric's eval() as a float, None) or (None, what is wrong with it)."""
+def _check_clip_by_hand(answer):
     from mindspore import Tensor
 
-    for pred, true in batches:
-        metric.update(Tensor(pred), Tensor(true))
-    return as_number(metric.eval(), "your metric's eval()")
-
-
-def _random_batches(rng, sizes):
-    batches = []
-    for n in sizes:
-        true = rng.normal(size=(n, 1)).astype(np.float32)
-        pred = (true + rng.normal(scale=rng.uniform(0.1, 2.0), size=(n, 1))).astype(np.float32)
-        batches.append((pred, true))
-    return batches
-
-
-def _numpy_rmse(batches):
-    errors = np.concatenate([p.astype(np.float64) - t.astype(np.float64) for p, t in batches])
-    return float(np.sqrt(np.mean(errors ** 2)))
-
-
-def _check_rmse_metric(answer):
-    from mindspore.train import Metric
-
-    if isinstance(answer, Metric):
-        return "set answer to the class itself (RMSE), not an instance (RMSE())"
-    if not isinstance(answer, type) or not issubclass(answer, Metric):
-        return f"expected a class derived from mindspore.train.Metric, got {shown(answer)}"
-    rng = np.random.default_rng(7)
-    metric = answer()
-    metric.clear()
-    first = _random_batches(rng, (7, 30, 3, 60))
-    (got, problem), want = _feed(metric, first), _numpy_rmse(first)
-    if problem:
-        return problem
-    if not np.isclose(got, want, rtol=1e-5):
-        per_batch = float(np.mean([_numpy_rmse([b]) for b in first]))
-        batch_mse = float(np.sqrt(np.mean([_numpy_rmse([b]) ** 2 for b in first])))
-        if np.isclose(got, per_batch, rtol=1e-5) or np.isclose(got, batch_mse, rtol=1e-5):
-            return (f"for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy {want:.6f}: you "
-                    f"average per-batch values. Accumulate sums over samples and divide once in eval()")
-        if np.isclose(got, want ** 2, rtol=1e-5):
-            return f"your metric gives {got:.6f} = the mean squared error; RMSE is its square root ({want:.6f})"
-        return f"for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy gives {want:.6f}"
-    metric.clear()
-    second = _random_batches(rng, (11, 5))
-    (got, problem), want = _feed(metric, second), _numpy_rmse(second)
-    if problem:
-        return problem
-    if not np.isclose(got, want, rtol=1e-5):
-        return f"after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset in clear()"
-    x, y = make_linear_data(n=50, seed=3)
-    model = _zero_model(metrics={"rmse": answer()})
-    got, problem = as_number(model.eval(_dataset(x, y, 15))["rmse"], "inside Model.eval, your metric")
-    if problem:  # batches of 15, 15, 15, 5; w = b = 0 predicts 0
-        return problem
-    want = float(np.sqrt(np.mean(y.astype(np.float64) ** 2)))
-    if not np.isclose(got, want, rtol=1e-5):
-        return f"inside Model.eval your metric gives {got:.6f}, numpy {want:.6f}"
+    if not callable(answer) or isinstance(answer, type):
+        return f"expected your function clip_by_hand(grads, max_norm=1.0), got {shown(answer)}"
+    for grads, max_norm in clip_cases():
+        limit = 1.0 if max_norm is None else max_norm
+        args = (tuple(Tensor(g) for g in grads),) + (() if max_norm is None else (max_norm,))
+        out = answer(*args)
+        if out is ...:
+            return "your function still returns `...`: replace each `...` with the lesson's code"
+        if out is None:
+            return f"your function returned None. {NONE_HINT}"
+        if not isinstance(out, (tuple, list)):
+            return (f"expected a tuple of clipped gradients, one per input tensor, got {shown(out)}"
+                    " (return the tuple, not the norm)")
+        if len(out) != len(grads):
+            return f"{len(grads)} gradients went in, {len(out)} came out: return one clipped tensor per gradient"
+        got = []
+        for i, (value, g) in enumerate(zip(out, grads)):
+            arr, problem = as_array(value, f"clipped gradient {i}")
+            if problem:
+                return problem
+            if arr.shape != g.shape:
+                return f"clipped gradient {i} has shape {arr.shape}, the gradient had {g.shape}: keep each shape"
+            if not np.all(np.isfinite(arr)):
+                return f"clipped gradient {i} holds NaN or inf"
+            got.append(arr)
+        expected, norm = _np_global_clip(grads, limit)
+        if all(np.allclose(a, e, rtol=1e-5, atol=1e-7) for a, e in zip(got, expected)):
+            continue
+        call = "clip_by_hand(grads)" if max_norm is None else f"clip_by_hand(grads, {max_norm})"
+        where = f"{call} for {len(grads)} gradients of global norm {norm:.4f}"
+        per_tensor = [g * min(1.0, limit / max(np.linalg.norm(g), 1e-30)) for g in grads]
+        if norm < limit and all(np.allclose(a, g * limit / norm, rtol=1e-5) for a, g in zip(got, grads)):
+            return (f"{where}: they are already shorter than max_norm = {limit} and must come back unchanged; "
+                    f"you scaled them up to length {limit} (the factor is min(1, max_norm / norm))")
+        if norm > limit and all(np.allclose(a, g, rtol=1e-6) for a, g in zip(got, grads)):
+            return f"{where}: they came back unchanged, but their global norm is above max_norm = {limit}"
+        if len(grads) > 1 and all(np.allclose(a, p, rtol=1e-5, atol=1e-7) for a, p in zip(got, per_tensor)):
+            return (f"{where}: you clipped each tensor on its own, which changes the direction of the update; "
+                    "scale all of them by one factor computed from the global norm")
+        length = np.sqrt(sum(np.sum(a * a) for a in got))
+        return (f"{where}: the clipped gradients should have global norm {min(norm, limit):.4f}, yours have "
+                f"{length:.4f} (first entries: expected {expected[0].ravel()[0]:.5f}, got {got[0].ravel()[0]:.5f})")
     return None
 
 
-rmse_metric = Exercise("07.3", _check_rmse_metric, hints=[
-    "a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean",
-    "keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
-    "self._convert_data(tensor) gives a numpy array",
+# ---- 07.2 a step that clips and returns (loss, norm) --------------------------------------------
+_CLIP_DATA_SEED, _CLIP_START, _CLIP_LR, _CLIP_MAX_NORM, _CLIP_STEPS = 11, (0.0, 0.0), 0.5, 0.5, 4
+
+
+def _clip_data():
+    rng = np.random.default_rng(_CLIP_DATA_SEED)
+    xs = rng.random((20, 1)).astype(np.float32)
+    return xs, (3.0 * xs - 1.0).astype(np.float32)
+
+
+def _np_clip_step(w, b, xs, ys, lr, max_norm):
+    """One SGD step on mean((w*x + b - y)**2) with global-norm clipping: (loss, norm, new w, new b)."""
+    r = w * xs + b - ys
+    gw, gb = 2 * np.mean(r * xs), 2 * np.mean(r)
+    norm = np.hypot(gw, gb)
+    scale = min(1.0, max_norm / norm)
+    return np.mean(r * r), norm, w - lr * scale * gw, b - lr * scale * gb
+
+
+def clip_schedule():
+    """Which of the check's steps clip (True) and which do not: the check needs both kinds."""
+    xs, ys = (a[:, 0].astype(np.float64) for a in _clip_data())
+    (w, b), clipped = _CLIP_START, []
+    for _ in range(_CLIP_STEPS):
+        _, norm, w, b = _np_clip_step(w, b, xs, ys, _CLIP_LR, _CLIP_MAX_NORM)
+        clipped.append(bool(norm > _CLIP_MAX_NORM))
+    return clipped
+
+
+def _check_clip_step(answer):
+    import mindspore as ms
+    from mindspore import Tensor, nn
+
+    if not (isinstance(answer, type) and issubclass(answer, nn.TrainOneStepCell)):
+        if isinstance(answer, nn.TrainOneStepCell):
+            return "pass the class itself (answer = ClipAndReturn), not an instance of it"
+        return f"expected a subclass of nn.TrainOneStepCell, got {shown(answer)}"
+    xs, ys = _clip_data()
+    x64, y64 = xs[:, 0].astype(np.float64), ys[:, 0].astype(np.float64)
+    w, b = _CLIP_START
+    net = nn.Dense(1, 1, weight_init=Tensor([[w]], ms.float32), bias_init=Tensor([b], ms.float32))
+    step = answer(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), learning_rate=_CLIP_LR),
+                  _CLIP_MAX_NORM)
+    for i in range(_CLIP_STEPS):
+        out = step(Tensor(xs), Tensor(ys))
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            return f"construct must return (loss, norm), got {shown(out)}" + (f". {NONE_HINT}" if out is None else "")
+        loss, problem = _scalar(out[0], "the loss")
+        norm, problem = (None, problem) if problem else _scalar(out[1], "the norm")
+        if problem:
+            return problem
+        exp_loss, exp_norm, w, b = _np_clip_step(w, b, x64, y64, _CLIP_LR, _CLIP_MAX_NORM)
+        where = f"with max_norm={_CLIP_MAX_NORM}, step {i + 1} (its gradient norm is {exp_norm:.4f})"
+        if not np.isclose(loss, exp_loss, rtol=1e-4):
+            return f"{where}: the returned loss is {loss:.6f}, expected {exp_loss:.6f}"
+        if not np.isclose(norm, exp_norm, rtol=1e-4):
+            hint = " (return the norm before clipping)" if np.isclose(norm, _CLIP_MAX_NORM, rtol=1e-4) else ""
+            return f"{where}: the returned norm is {norm:.6f}, expected {exp_norm:.6f}{hint}"
+        got_w = float(net.weight.asnumpy().reshape(-1)[0])
+        got_b = float(net.bias.asnumpy().reshape(-1)[0])
+        if not (np.isclose(got_w, w, rtol=1e-4, atol=1e-6) and np.isclose(got_b, b, rtol=1e-4, atol=1e-6)):
+            return (f"{where}: after the update w, b = {got_w:.6f}, {got_b:.6f}, expected {w:.6f}, {b:.6f} "
+                    f"(clip all gradients together with ops.clip_by_global_norm, then call self.optimizer)")
+    return None
+
+
+# ---- 07.3 mean absolute error via nn.LossBase ----------------------------------------------------
+def _check_mae(answer):
+    import mindspore as ms
+    from mindspore import Tensor, nn
+
+    if not (isinstance(answer, type) and issubclass(answer, nn.LossBase)):
+        if isinstance(answer, nn.LossBase):
+            return "pass the class itself (answer = MAE), not an instance of it"
+        return f"expected a subclass of nn.LossBase, got {shown(answer)}"
+    rng = np.random.default_rng(3)
+    reducers = {"mean": np.mean, "sum": np.sum, "none": lambda a: a}
+    mode = ms.get_context("mode")
+    ms.set_context(mode=ms.PYNATIVE_MODE)  # six small evaluations: no need to compile a graph for each
+    try:
+        for shape in ((8, 1), (4, 3)):
+            pred = rng.normal(0.0, 2.0, shape).astype(np.float32)
+            target = rng.normal(0.0, 2.0, shape).astype(np.float32)
+            errors = np.abs(pred.astype(np.float64) - target)
+            for reduction, reduce in reducers.items():
+                loss_fn = answer() if reduction == "mean" else answer(reduction=reduction)
+                got, problem = as_array(loss_fn(Tensor(pred), Tensor(target)), "the loss")
+                if problem:
+                    return problem
+                expected = reduce(errors)
+                where = f"with reduction={reduction!r} and inputs of shape {shape}"
+                if got.shape != np.shape(expected):
+                    return (f"{where} expected a result of shape {np.shape(expected)}, got {got.shape} "
+                            f"(end construct with self.get_loss(...), which applies the reduction)")
+                if not np.allclose(got, expected, rtol=1e-5):
+                    hint = ""
+                    if reduction != "mean" and np.allclose(got, np.mean(errors), rtol=1e-5):
+                        hint = " (that is the mean: let self.get_loss(...) apply the reduction)"
+                    return (f"{where} expected {np.round(expected, 5).tolist()}, "
+                            f"got {np.round(got, 5).tolist()}{hint}")
+    finally:
+        ms.set_context(mode=mode)
+    return None
+
+
+global_norm = ScaffoldExercise("07.1", _check_clip_by_hand, hints=[
+    "two steps: one global norm for all the gradients together, then one factor that multiplies every gradient",
+    "the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
+    "min(1, max_norm / norm), so gradients shorter than max_norm stay as they are",
+    "norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
+    "return tuple(g * scale for g in grads)",
+])
+clip_step = Exercise("07.2", _check_clip_step, hints=[
+    "section 4's ClipStep already clips; what it must also hand back is the norm before clipping",
+    "start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning a "
+    "Parameter",
+])
+mae_loss = Exercise("07.3", _check_mae, hints=[
+    "a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)",
+    "like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct returns "
+    "self.get_loss(ops.abs(logits - labels))",
 ])
 
-
-# ---- predictions -------------------------------------------------------------------------------------------
-plateau_under_train = Prediction(
+clip_direction = Prediction(
     "07.5",
-    "EarlyStopping(patience=0) and ReduceLROnPlateau(factor=0.5, patience=0), both with their default "
-    "monitor='eval_loss', are given to model.train (no validation set) for 3 epochs at lr 0.5. What happens?",
-    {"a": ("they watch the training loss instead: training stops early and the learning rate is halved",
-           "a sensible fallback, but MindSpore does not switch monitors: eval_loss is the only thing they look for, "
-           "and under model.train it does not exist. monitor='loss' (the training loss) must be asked for"),
-     "b": ("model.train raises an error: there is no eval_loss without validation",
-           "an error would be kinder; instead the callbacks log a warning each epoch (which GLOG_v=3 also hides) "
-           "and carry on"),
-     "c": ("all 3 epochs run and the learning rate stays 0.5: both only log a warning each epoch",
-           "under model.train nothing is validated, so the value they watch never appears: each epoch they log "
-           "'eval_loss, which is not available' and do nothing. With GLOG_v=3 you do not even see the warning")},
-    answer="c")
-eval_loss_meaning = Prediction(
+    "Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through ops.clip_by_global_norm(grads, 1.0). "
+    "What comes out?",
+    {"a": ("(1.0, 0.4): each gradient is cut to at most 1",
+           "that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is tempting "
+           "because 'clip' sounds like cutting each number, but it would change the direction of the update: the "
+           "ratio dL/dw : dL/db would go from 7.5 to 2.5. clip_by_global_norm scales all gradients by one factor"),
+     "b": ("(0.991, 0.132): both divided by the global norm, so the direction stays and the length becomes 1",
+           "one factor, max_norm / norm = 1 / 3.03, multiplies every gradient: the update points the same way as "
+           "the gradient, it is only shorter. Below max_norm the factor is 1 and nothing changes"),
+     "c": ("(1.0, 0.133): everything divided by the largest entry, so the largest becomes 1",
+           "that would bound the largest entry (an L-infinity clip), a plausible reading of 'clip to 1.0'. "
+           "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = 1")},
+    answer="b")
+attribute_in_graph = Prediction(
     "07.4",
-    "In fit, the validation set (20 samples) comes in two batches of 10. Which number is "
-    "cb_params.eval_results['eval_loss']?",
-    {"a": ("the mean squared error over all 20 validation samples, the same as the 'mse' metric",
-           "what the name suggests, and true when the validation set is one batch; with two batches, eval_loss "
-           "covers only the second"),
-     "b": ("the mean of the two batch losses",
-           "that is what the 'loss' metric does (section 7 shows it): it averages the batch losses. eval_loss is "
-           "another number: MindSpore creates a new loss accumulator for every validation batch"),
-     "c": ("the loss of the last validation batch only",
-           "on 2.10 a new loss accumulator is made for every validation batch, so only the last one's loss is left. "
-           "Give fit the validation set as one batch, or watch a metric such as 'mse'")},
-    answer="c")
+    "In graph mode, AttributeStep assigns the gradient norm to a plain attribute, self.grad_norm, inside construct. "
+    "After each of five training steps you read step.grad_norm. What do you see?",
+    {"a": ("the norm of each step, falling as training goes on",
+           "that is what PyNative mode gives, where construct runs as Python at every call; the cell below shows it. "
+           "In graph mode construct runs as Python only once, while it is compiled"),
+     "b": ("the first step's norm, five times",
+           "construct is compiled into a graph on the first call; the Python assignment to self.grad_norm runs "
+           "during that compilation and is not part of the graph, so later steps never update it. No error, no "
+           "warning: return the value or keep it in a Parameter written with ops.assign"),
+     "c": ("0, the value set in __init__",
+           "the assignment does run once, while the graph is compiled on the first call, so the attribute does "
+           "change from 0; it is the later steps that never update it"),
+     "d": ("an error: graph mode cannot assign attributes in construct",
+           "graph mode refuses some Python (try, del, yield: notebook 08), but an attribute assignment compiles "
+           "without a word, which is what makes this trap silent")},
+    answer="b")

@@ -1,29 +1,165 @@
-"""Exercises of notebook 08 (checkpoints).
+"""Exercises of notebook 08 (debugging training).
 
-08.1 ``load_or_fail(net, path)``: load a .ckpt into ``net`` and raise ValueError naming every parameter of
-     the net that was not loaded from an entry of exactly its name. Checked on checkpoint files the
-     checker writes itself (complete, missing a key, with optimizer state, under another prefix).
-08.2 ``resume(path, steps)``: continue a Momentum training run from a train-cell checkpoint. Checked
-     against plain-numpy momentum gradient descent started from the state the checker wrote.
-08.3, 08.4 predictions: what load_param_into_net does with a missing key; whether a flipped bit in a .ckpt saved
-     without a checksum is noticed.
+The runs to diagnose are simulated here with plain numpy gradient descent, in float32 like MindSpore, so
+the checks share no code with the notebook. Fixes are checked against closed-form facts (2/λmax of the
+loss Hessian) and numpy gradient descent. Two predictions: what a learning rate just above the limit does,
+and what set_data does after the optimizer has stepped in PyNative mode.
 """
-
-import os
-import tempfile
 
 import numpy as np
 
-from course_utils.data import make_linear_data
-from course_utils.exercises import NONE_HINT, Exercise, Prediction
+from course_utils._validate import shown
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
 
-LR, MOMENTUM = 0.1, 0.9  # the optimizer of notebook 08's resume section
+TOO_LARGE = "learning rate too large"
+TOO_SMALL = "learning rate too small"
+BADLY_SCALED = "inputs badly scaled"
+WRONG_SHAPE = "targets of the wrong shape"
+FROZEN = "parameters frozen by set_data"
+HEALTHY = "healthy"
+CAUSES = (TOO_LARGE, TOO_SMALL, BADLY_SCALED, WRONG_SHAPE, FROZEN, HEALTHY)
+
+_STEPS = 100
+_TRUTH = {"A": BADLY_SCALED, "B": FROZEN, "C": TOO_LARGE, "D": HEALTHY, "E": WRONG_SHAPE, "F": TOO_SMALL}
+_CLUES = {
+    TOO_LARGE: "its lr is above 2/λmax of its x",
+    TOO_SMALL: "its lr is far below 2/λmax of its x, and its loss is still falling",
+    BADLY_SCALED: "its lr is close to 2/λmax of its x and yet the loss hardly falls: look at the range of x",
+    WRONG_SHAPE: "compare run['y'].shape with the (n, 1) predictions, and the final loss with np.var(y)",
+    FROZEN: "look at the parameters after the loss jumps back up",
+    HEALTHY: "its health report finds nothing wrong",
+}
 
 
-def _one_dense_net():
-    from mindspore import nn
+def _largest_stable_lr(x):
+    """2/λmax of the Hessian of the mean squared error of y = w*x + b (float64, an oracle)."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    hessian = 2.0 * np.array([[np.mean(x * x), np.mean(x)], [np.mean(x), 1.0]])
+    return 2.0 / np.linalg.eigvalsh(hessian)[-1]
 
-    class _OneDense(nn.Cell):  # the checker's own net: same parameter names as the notebook's MinimalNet
+
+def _simulate(x, y, lr, wrong_shape=False, freeze_at=None, w0=0.01, b0=0.0):
+    """Full-batch gradient descent on y = w*x + b in float32; returns loss, grad_norm, params."""
+    f32 = np.float32
+    x, y, lr = x.astype(f32).ravel(), y.astype(f32).ravel(), f32(lr)
+    target = np.full_like(y, y.mean()) if wrong_shape else y  # (n,1) - (n,) broadcasts to the mean of y
+    extra = f32(y.var()) if wrong_shape else f32(0)
+    w, b = f32(w0), f32(b0)
+    losses, norms, params = [], [], [(w, b)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for step in range(_STEPS):
+            err = w * x + b - target
+            gw, gb = f32(2) * np.mean(err * x), f32(2) * np.mean(err)
+            losses.append(np.mean(err * err) + extra)
+            norms.append(np.sqrt(gw * gw + gb * gb))
+            if freeze_at is None or step < freeze_at:
+                w, b = w - lr * gw, b - lr * gb
+            elif step == freeze_at:  # "start again" with set_data: the values reset, then never move
+                w, b = f32(w0), f32(b0)
+            params.append((w, b))
+    return np.array(losses, f32), np.array(norms, f32), np.array(params, f32)
+
+
+def mystery_runs():
+    """Six recorded runs, "A" to "F". Each is a dict with the data (x, y), the learning rate lr, and what
+    was recorded at each step: loss, grad_norm (before any clipping) and params (rows of (w, b), the first
+    row before the first step)."""
+    rng = np.random.RandomState(6)
+    x = rng.rand(100, 1).astype(np.float32)
+    y = (2 * x + 1 + rng.normal(0, 0.01, (100, 1))).astype(np.float32)
+    x_mm = (1000 * x).astype(np.float32)
+    setups = {
+        TOO_LARGE: (x, y, 1.2, {}),
+        TOO_SMALL: (x, y, 0.002, {}),
+        BADLY_SCALED: (x_mm, y, 0.9 * _largest_stable_lr(x_mm), {}),
+        WRONG_SHAPE: (x, y.ravel(), 0.5, {"wrong_shape": True}),
+        FROZEN: (x, y, 0.5, {"freeze_at": 40}),
+        HEALTHY: (x, y, 0.5, {}),
+    }
+    runs = {}
+    for name, cause in _TRUTH.items():
+        xs, ys, lr, options = setups[cause]
+        loss, grad_norm, params = _simulate(xs, ys, lr, **options)
+        runs[name] = {"x": xs.copy(), "y": ys.copy(), "lr": float(lr), "loss": loss, "grad_norm": grad_norm,
+                      "params": params}
+    return runs
+
+
+def _check_diagnosis(answer):
+    if not isinstance(answer, dict):
+        return f"expected a dict such as {{'A': '{HEALTHY}', ...}}, got {type(answer).__name__}"
+    extra = [shown(k) for k in answer if not (isinstance(k, str) and k in _TRUTH)]
+    if extra:
+        return f"the runs are named {', '.join(sorted(_TRUTH))}; there is no run {', '.join(extra)}"
+    missing = sorted(set(_TRUTH) - set(answer))
+    if missing:
+        return f"give a cause for every run; missing: {', '.join(missing)}"
+    unknown = {k: shown(v) for k, v in answer.items() if not (isinstance(v, str) and v in CAUSES)}
+    if unknown:
+        return f"use the names in nb08.CAUSES exactly; not one of them: {unknown}"
+    wrong = [k for k in sorted(_TRUTH) if answer[k] != _TRUTH[k]]
+    if wrong:
+        clues = "; ".join(f"run {k}: {_CLUES[_TRUTH[k]]}" for k in wrong)
+        return f"{len(wrong)} of {len(_TRUTH)} causes are wrong. {clues}"
+    return None
+
+
+def broken_data():
+    """The broken set-up of exercise 08.2: x_raw in millimetres (0 to 1000) and y_raw, float64, shape (100,)."""
+    rng = np.random.RandomState(62)
+    x_raw = 1000 * rng.rand(100)
+    y_raw = 0.002 * x_raw + 1 + rng.normal(0, 0.01, 100)
+    return x_raw, y_raw
+
+
+def _check_fixed_setup(answer):
+    if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+        return "expected a tuple (x_fixed, y_fixed, lr)"
+    x, y, lr = answer
+    x_raw, y_raw = broken_data()
+    for name, arr in (("x_fixed", x), ("y_fixed", y)):
+        if not isinstance(arr, np.ndarray):
+            return f"{name} must be a numpy array, got {type(arr).__name__} (use .asnumpy() on a Tensor)"
+        if arr.dtype != np.float32 or arr.shape != (100, 1):
+            return (f"{name} must be float32 of shape (100, 1) like the net's weights and predictions, got "
+                    f"{arr.dtype} {arr.shape}: use .reshape(-1, 1).astype(np.float32)")
+        if not np.all(np.isfinite(arr)):
+            return f"{name} contains NaN or inf: rescaling finite data gives finite numbers"
+    if not np.allclose(y.ravel(), y_raw, rtol=1e-6, atol=1e-6):
+        return "y_fixed must hold the same targets as y_raw, in the same order: fix the inputs, not the targets"
+    design = np.stack([x_raw, np.ones_like(x_raw)], axis=1)
+    coef = np.linalg.lstsq(design, x.ravel().astype(np.float64), rcond=None)[0]
+    residual = x.ravel() - design @ coef
+    if not (abs(coef[0]) >= 1e-12 and np.max(np.abs(residual)) <= 1e-4 * (np.std(x) + 1e-12)):
+        return "x_fixed must be x_raw rescaled (a * x_raw + c), in the same order"
+    lr, problem = as_number(lr, "lr")
+    if problem:
+        return problem
+    if lr <= 0:
+        return f"lr must be a positive number, got {lr:g}"
+    limit = _largest_stable_lr(x)
+    if lr >= limit:
+        return f"lr = {lr:.4g} is above 2/λmax = {limit:.4g} for your x_fixed: gradient descent diverges"
+    w, b = 0.0, 0.0
+    xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
+    with np.errstate(all="ignore"):  # a rescaling to huge numbers overflows: the loss is then inf, rejected
+        for _ in range(_STEPS):
+            err = w * xs + b - ys
+            w, b = w - lr * 2 * np.mean(err * xs), b - lr * 2 * np.mean(err)
+        loss = np.mean((w * xs + b - ys) ** 2)
+    if not loss <= 1e-3:
+        return (f"stable, but after {_STEPS} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so that "
+                "both directions of the loss learn at a similar speed (standardise it), then pick lr below 2/λmax")
+    return None
+
+
+def _check_reset(answer):
+    if not callable(answer):
+        return f"expected your function reset_parameters, got {type(answer).__name__}"
+    import mindspore as ms
+    from mindspore import Tensor, nn
+
+    class Holder(nn.Cell):  # the same layout as MinimalNet: a single Dense(1, 1) called `dense`
         def __init__(self):
             super().__init__()
             self.dense = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
@@ -31,146 +167,92 @@ def _one_dense_net():
         def construct(self, x):
             return self.dense(x)
 
-    return _OneDense()
+    mode = ms.get_context("mode")
+    ms.set_context(mode=ms.PYNATIVE_MODE)  # the trap exists in PyNative, the course's default mode
+    try:
+        x = np.linspace(0, 1, 20, dtype=np.float32).reshape(-1, 1)
+        y = (3 * x - 1).astype(np.float32)
+        net = Holder()
+        optimizer = nn.SGD(net.trainable_params(), learning_rate=0.1)
+        loss_fn = nn.MSELoss()
 
+        def forward(xb, yb):
+            return loss_fn(net(xb), yb)
 
-def _save(path, entries):
-    import mindspore as ms
-
-    ms.save_checkpoint([{"name": k, "data": ms.Tensor(v)} for k, v in entries.items()], path)
-
-
-def _weights(net):
-    params = net.parameters_dict()
-    return float(params["dense.weight"].asnumpy().ravel()[0]), float(params["dense.bias"].asnumpy().ravel()[0])
-
-
-def _check_load_or_fail(answer):
-    if not callable(answer):
-        return f"expected a function load_or_fail(net, path), got {type(answer).__name__}"
-    w, b = np.array([[1.5]], np.float32), np.array([-0.25], np.float32)
-    optimizer_state = {"moments.dense.weight": np.array([[0.1]], np.float32),
-                       "moments.dense.bias": np.array([0.2], np.float32),
-                       "global_step": np.array([7], np.int32)}
-    with tempfile.TemporaryDirectory(prefix="nb08-check-") as folder:
-        cases = {
-            "complete": {"dense.weight": w, "dense.bias": b},
-            "with optimizer state": {"dense.weight": w, "dense.bias": b, **optimizer_state},
-            "missing dense.bias": {"dense.weight": w},
-            "saved under another prefix (backbone.dense.*)": {"backbone.dense.weight": w, "backbone.dense.bias": b},
-        }
-        paths = {}
-        for name, entries in cases.items():
-            paths[name] = os.path.join(folder, name.split(" ")[0] + ".ckpt")
-            _save(paths[name], entries)
-        for name in ("complete", "with optimizer state"):
-            net = _one_dense_net()
-            try:
-                answer(net, paths[name])
-            except Exception as exc:
-                return (f"loading the checkpoint '{name}' raised {type(exc).__name__}: {exc}. Entries of the file "
-                        f"that the net does not need (ckpt_not_loaded) are fine; only params_not_loaded matters")
-            if _weights(net) != (1.5, -0.25):
-                return f"after loading the checkpoint '{name}' the net holds {_weights(net)}, not (1.5, -0.25)"
-        for name, missing in (("missing dense.bias", ["dense.bias"]),
-                              ("saved under another prefix (backbone.dense.*)", ["dense.weight", "dense.bias"])):
-            try:
-                answer(_one_dense_net(), paths[name])
-            except ValueError as exc:
-                absent = [m for m in missing if m not in str(exc)]
-                if absent:
-                    return f"for the checkpoint '{name}', the ValueError should name {absent}; it says: {exc}"
-            except Exception as exc:
-                return f"for the checkpoint '{name}', raise ValueError, not {type(exc).__name__}: {exc}"
-            else:
-                hint = " (without strict_load=True, names are matched by suffix)" if "prefix" in name else ""
-                return f"the checkpoint '{name}' loaded without an error{hint}"
+        grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+        for _ in range(3):  # the optimizer has stepped: the trap is armed
+            optimizer(grad_fn(Tensor(x), Tensor(y))[1])
+        answer(net, 0.5, -0.25)
+        got = (float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0]))
+        if not np.allclose(got, (0.5, -0.25)):
+            return f"after reset_parameters(net, 0.5, -0.25) the weight and bias are {got}, expected (0.5, -0.25)"
+        for _ in range(3):
+            optimizer(grad_fn(Tensor(x), Tensor(y))[1])
+        after = (float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0]))
+    finally:
+        ms.set_context(mode=mode)
+    if after == got:
+        return ("the values were set, but the optimizer no longer moves them: that is the PyNative set_data trap. "
+                "Use ops.assign(parameter, value) instead")
+    w, b = 0.5, -0.25  # the oracle: three steps of plain gradient descent from the reset values
+    xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
+    for _ in range(3):
+        err = w * xs + b - ys
+        w, b = w - 0.1 * 2 * np.mean(err * xs), b - 0.1 * 2 * np.mean(err)
+    if not np.allclose(after, (w, b), atol=1e-5):
+        return f"training after the reset went to {after}, but gradient descent from (0.5, -0.25) gives {(w, b)}"
     return None
 
 
-def _oracle(w, b, vw, vb, steps):
-    """Momentum gradient descent on the MSE of the course data, in float64 numpy."""
-    x, y = (a.astype(np.float64).ravel() for a in make_linear_data())
-    for _ in range(steps):
-        r = w * x + b - y
-        vw = MOMENTUM * vw + 2 * np.mean(r * x)
-        vb = MOMENTUM * vb + 2 * np.mean(r)
-        w, b = w - LR * vw, b - LR * vb
-    return w, b, vw, vb
-
-
-def _check_resume(answer):
-    if not callable(answer):
-        return f"expected a function resume(path, steps), got {type(answer).__name__}"
-    k, steps = 9, 12
-    w, b, vw, vb = _oracle(0.3, 0.1, 0.0, 0.0, k)  # the state after k steps, moments included
-    entries = {"dense.weight": np.array([[w]], np.float32), "dense.bias": np.array([b], np.float32),
-               "moments.dense.weight": np.array([[vw]], np.float32), "moments.dense.bias": np.array([vb], np.float32),
-               "global_step": np.array([k], np.int32), "learning_rate": np.array(LR, np.float32),
-               "momentum": np.array(MOMENTUM, np.float32)}
-    with tempfile.TemporaryDirectory(prefix="nb08-check-") as folder:
-        path = os.path.join(folder, "step9.ckpt")
-        _save(path, entries)
-        net = answer(path, steps)
-    if not hasattr(net, "parameters_dict"):
-        none = f". {NONE_HINT}" if net is None else ""
-        return f"resume should return the trained net (a Cell), got {type(net).__name__}{none}"
-    names = net.parameters_dict()
-    if "dense.weight" not in names or "dense.bias" not in names:
-        return f"the returned cell has no dense.weight/dense.bias parameters, only {sorted(names)}"
-    got = np.array(_weights(net))
-    expected = np.array(_oracle(w, b, vw, vb, steps)[:2])
-    if np.allclose(got, expected, rtol=0, atol=1e-5):
-        return None
-    if np.allclose(got, _oracle(w, b, 0.0, 0.0, steps)[:2], rtol=0, atol=1e-5):
-        return ("you restored the weights but not the optimizer's moments: load the checkpoint into the "
-                "train cell (it holds the optimizer), not only into the net")
-    if np.allclose(got, [w, b], rtol=0, atol=1e-6):
-        return "the weights are those of the checkpoint: did you train `steps` more steps?"
-    return (f"after {steps} more steps, expected w={expected[0]:.5f}, b={expected[1]:.5f}, "
-            f"got w={got[0]:.5f}, b={got[1]:.5f} (lr {LR}, momentum {MOMENTUM}, full batch of the course data?)")
-
-
-load_or_fail = Exercise("08.1", _check_load_or_fail, hints=[
-    "load_param_into_net does not raise for a missing key: look at what it returns",
-    "ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns (params_not_loaded, "
-    "ckpt_not_loaded); only the first list means the net is incomplete",
+diagnosis = Exercise("08.1", _check_diagnosis, hints=[
+    "start from the symptom: the training-health report of section 2 names it from the run's curves",
+    "print(health_report(run['loss'], run['grad_norm'], run['params'], baseline_loss=float(np.var(run['y'])))) names "
+    "the symptom; then compare run['lr'] with stable_lr_limit(run['x']) (section 3) and look at run['y'].shape",
 ])
-resume = Exercise("08.2", _check_resume, hints=[
-    "an exact resume needs the optimizer's state too, and the same hyper-parameters as the first run",
-    "build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and TrainOneStepCell, load the "
-    "checkpoint into the train cell before its first step, then call it `steps` times on (X, Y)",
+fixed_setup = Exercise("08.2", _check_fixed_setup, hints=[
+    "three things are wrong with this setup: the dtype and shape, the scale of x, and the learning rate",
+    "three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of the "
+    "standardised x (about 1.0)",
+])
+reset = ScaffoldExercise("08.3", _check_reset, hints=[
+    "set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes into the"
+    " Parameter",
+    "ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)",
 ])
 
-missing_key = Prediction(
-    "08.3",
-    "A checkpoint holds dense.weight but no dense.bias. You load it into a fresh MinimalNet with "
-    "ms.load_param_into_net(net, ckpt, strict_load=True). What happens?",
-    {"a": ("an error naming dense.bias: strict_load refuses an incomplete file",
-           "the name promises it, but strict_load is about how names are matched (exactly, not by suffix), not "
-           "about completeness. A missing parameter is only reported, in the first list returned"),
-     "b": ("no error: the weight is loaded, the bias keeps its initial value, and the call returns "
-           "(['dense.bias'], [])",
-           "load_param_into_net never raises for a missing key, strict or not: it returns (params_not_loaded, "
-           "ckpt_not_loaded), and only reading the first list tells you that the bias is still its initial value. "
-           "That is why exercise 08.1 checks it"),
-     "c": ("nothing is loaded: a file that does not cover the whole net is skipped, and both keep their initial "
-           "values",
-           "loading is entry by entry: every parameter that has an entry gets its value, here the weight. Only "
-           "the bias is left as it was")},
-    answer="b")
-flipped_bit = Prediction(
+just_above_limit = Prediction(
     "08.4",
-    "One bit of the stored weight in net.ckpt (saved without crc_check) is flipped: the lowest exponent bit, which "
-    "doubles or halves the number. What does ms.load_checkpoint('flipped.ckpt') do?",
-    {"a": ("it raises ValueError: the file may be corrupted",
-           "that is what a truncated file gives, because its structure no longer parses. A flipped bit inside a "
-           "number leaves the structure intact, and a .ckpt saved without a checksum has nothing to compare the "
-           "value with"),
-     "b": ("it loads without an error or a warning, with the weight doubled or halved",
-           "the file is still a valid protobuf message, and the 4 bytes of the weight are just another float32. "
-           "Only a checksum, saved and checked (crc_check=True on both sides), notices the change"),
-     "c": ("it loads, with a warning that the checksum does not match",
-           "a .ckpt has a checksum only when it was saved with crc_check=True; this one has none, so there is "
-           "nothing to mismatch and nothing to warn about")},
+    "The largest stable learning rate here is 2/λmax = 0.807. What does the loss do in 100 steps at lr = 0.85, "
+    "5% above it?",
+    {"a": ("it still falls, only more slowly or with some wobble: 5% is a small excess",
+           "5% sounds harmless, but the limit is sharp. Along the steepest direction each step multiplies the error "
+           "by 1 - lr·λmax = 1 - 0.85·2.48 = -1.11: the error grows 11% per step, the loss 23%, whatever happens "
+           "in the other direction"),
+     "b": ("it grows at every step, past 1e8 after 100 steps, but stays finite: no inf, no NaN",
+           "a factor of 1.11 per step on the error is about 1.23 on the loss: 1.23^100 is about 1e9. Divergence at "
+           "the limit is slow; it takes a larger lr (1.1 here) to overflow float32 to inf within 100 steps, and NaN "
+           "comes only after inf"),
+     "c": ("it becomes NaN within a few steps",
+           "NaN is what people remember of divergence, but it is the last stage: the loss must first overflow "
+           "float32 (inf, about 3e38), and only then does inf - inf give NaN. Just above the limit the growth is "
+           "about 23% per step, far too slow for that in 100 steps")},
+    answer="b")
+set_data_after_steps = Prediction(
+    "08.5",
+    "In PyNative mode, after 20 steps you put the initial weight and bias back with Parameter.set_data and train 20 "
+    "more steps with the same optimizer. What happens?",
+    {"a": ("training starts again and repeats the first run's losses exactly",
+           "that is what happens in graph mode with a TrainOneStepCell (the end of this section shows it), and it "
+           "is what set_data promises. In PyNative, once the optimizer has stepped, the new data is no longer what "
+           "the optimizer updates"),
+     "b": ("the parameters take the initial values and then never move again: the loss stays at its first value",
+           "set_data replaces the parameter's data, but in PyNative, once the optimizer has stepped, its updates no "
+           "longer reach the values you read: they stay frozen, with no error and no warning, although the gradient "
+           "is large. ops.assign writes into the existing parameter and keeps it trainable"),
+     "c": ("set_data raises an error, because the optimizer holds the parameters",
+           "nothing is raised and nothing is logged: the values have the right shape and dtype, and MindSpore sees "
+           "nothing wrong. That silence is what makes the trap hard to see"),
+     "d": ("the new values are ignored: the parameters keep their trained values and training goes on",
+           "the values do change: reading the parameters after set_data gives exactly the initial values. What "
+           "stops is the updating afterwards")},
     answer="b")

@@ -1,288 +1,303 @@
-"""Exercises of notebook 09 (automatic mixed precision): float16 rounding, loss scales, a CPU trap.
+"""Exercises of notebook 09 (the Model API, callbacks and metrics).
 
-The oracles are numpy: float16 arithmetic with ``np.float16`` and gradient descent in float64.
+Each check runs the learner's answer in a real ``Model`` run or on real batches and compares with numpy:
+momentum gradient descent with per-epoch validation, epoch losses of plain mini-batch gradient descent, a
+root mean squared error over all samples. Two predictions: what EarlyStopping and ReduceLROnPlateau do under
+``model.train``, and what ``eval_loss`` covers in ``fit``.
 """
-
-import math
 
 import numpy as np
 
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
 
-TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
-FIXED_SCALE = 128.0  # the loss scale of exercise 09.3
-CHECK_STEPS = 20  # steps the checker of 09.3 trains the learner's cell for
-
-
-def _power_of_two(answer, what):
-    """Return (value, None) for a positive power of two, else (None, problem)."""
-    value, problem = as_number(answer, what)
-    if problem:
-        return None, f"{problem} (such as 2.0 ** -3)"
-    if value <= 0:
-        return None, f"expected a positive number, got {value!r}"
-    mantissa, _ = math.frexp(value)
-    if mantissa != 0.5:
-        return None, f"{value!r} is not a power of two; write it as 2.0 ** k"
-    return value, None
+BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
+LR = 0.5
+STOP_THRESHOLDS = (0.06, 0.03)  # each lies between two epoch means, away from both (see the tests)
 
 
-def _changes_one(u):
-    one = np.float16(1.0)
-    return bool(one + np.float16(u) != one)
+def _dataset(x, y, batch_size):
+    import mindspore.dataset as ds
+
+    return ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(batch_size)
 
 
-def _check_smallest_update(answer):
-    u, problem = _power_of_two(answer, "the update")
+def _zero_model(metrics=None):
+    """y = w*x + b from w = b = 0 (no random initialisation), MSE loss, SGD(LR)."""
+    from mindspore import nn
+    from mindspore.train import Model
+
+    net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
+    return Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=LR), metrics=metrics)
+
+
+def _counter():
+    from mindspore.train import Callback
+
+    class Counter(Callback):
+        def __init__(self):
+            super().__init__()
+            self.epochs, self.steps = 0, 0
+
+        def on_train_step_end(self, run_context):
+            self.steps += 1
+
+        def on_train_epoch_end(self, run_context):
+            self.epochs += 1
+
+    return Counter()
+
+
+def numpy_epoch_losses(epochs, batch_size=BATCH, lr=LR):
+    """Oracle: (mean loss, last step's loss) of each epoch of mini-batch gradient descent from w = b = 0."""
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    w = b = 0.0
+    means, lasts = [], []
+    for _ in range(epochs):
+        losses = []
+        for i in range(0, len(x), batch_size):
+            xb, yb = x[i:i + batch_size], y[i:i + batch_size]
+            residual = w * xb + b - yb
+            losses.append(np.mean(residual ** 2))  # a train step returns the loss before its update
+            w, b = w - lr * 2 * np.mean(residual * xb), b - lr * 2 * np.mean(residual)
+        means.append(float(np.mean(losses)))
+        lasts.append(losses[-1])
+    return means, lasts
+
+
+def expected_stop_epoch(threshold, epochs=15):
+    means, _ = numpy_epoch_losses(epochs)
+    return next(k for k, mean in enumerate(means, 1) if mean < threshold)
+
+
+# ---- 09.1: a callback that keeps the best epoch's weights ---------------------------------------------------
+# Each setting: data (n, w, b, seed), training samples, Momentum(lr, 0.9), epochs. Batches of 10, validation in two
+# batches of 10 (so that eval_loss, the last batch's loss, differs from the mse over the whole validation set).
+KEEP_BEST_SETTINGS = ({"n": 50, "w": 3.0, "b": -0.5, "seed": 29, "train": 30, "lr": 0.3, "epochs": 10},
+                      {"n": 50, "w": 1.0, "b": 2.0, "seed": 22, "train": 30, "lr": 0.25, "epochs": 10})
+MOMENTUM = 0.9
+
+
+def _keep_best_data(setting):
+    x, y = make_linear_data(n=setting["n"], w=setting["w"], b=setting["b"], noise=0.05, seed=setting["seed"])
+    k = setting["train"]
+    return x[:k], y[:k], x[k:], y[k:]
+
+
+def keep_best_oracle(setting):
+    """Momentum gradient descent in float64 from w = b = 0: per epoch, the (w, b) at its end, the validation mse,
+    the loss of the last validation batch (eval_loss) and the loss of the last training step."""
+    xt, yt, xv, yv = (a[:, 0].astype(np.float64) for a in _keep_best_data(setting))
+    w = b = vw = vb = 0.0
+    rows = []
+    for _ in range(setting["epochs"]):
+        for i in range(0, len(xt), 10):
+            xb, yb = xt[i:i + 10], yt[i:i + 10]
+            r = w * xb + b - yb
+            last_step = np.mean(r * r)
+            vw, vb = MOMENTUM * vw + 2 * np.mean(r * xb), MOMENTUM * vb + 2 * np.mean(r)
+            w, b = w - setting["lr"] * vw, b - setting["lr"] * vb
+        rows.append({"w": w, "b": b, "mse": np.mean((w * xv + b - yv) ** 2),
+                     "eval_loss": np.mean((w * xv[-10:] + b - yv[-10:]) ** 2), "last_step": last_step})
+    return rows
+
+
+def _check_keep_best(answer):
+    from mindspore import nn
+    from mindspore.train import Callback, Model
+
+    if isinstance(answer, Callback):
+        return "set answer to the class itself (KeepBest), not an instance (KeepBest())"
+    if not isinstance(answer, type) or not issubclass(answer, Callback):
+        return f"expected a class derived from mindspore.train.Callback, got {shown(answer)}"
+    for setting in KEEP_BEST_SETTINGS:
+        rows = keep_best_oracle(setting)
+        epoch_of = {rule: 1 + int(np.argmin([r[rule] for r in rows])) for rule in ("mse", "eval_loss", "last_step")}
+        best = rows[epoch_of["mse"] - 1]
+        xt, yt, xv, yv = _keep_best_data(setting)
+        net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
+        optimizer = nn.Momentum(net.trainable_params(), learning_rate=setting["lr"], momentum=MOMENTUM)
+        try:
+            Model(net, nn.MSELoss(), optimizer, metrics={"mse"}).fit(
+                setting["epochs"], _dataset(xt, yt, 10), _dataset(xv, yv, 10), callbacks=[answer()])
+        except ValueError as error:
+            if "on_train" in str(error):
+                return ("model.fit refused the callback because it defines a 1.x method (epoch_end, end, ...): "
+                        "use on_train_epoch_end and on_train_end")
+            raise
+        got = (float(net.weight.asnumpy().ravel()[0]), float(net.bias.asnumpy().ravel()[0]))
+        where = f"in a fit of {setting['epochs']} epochs whose validation mse is lowest after epoch {epoch_of['mse']}"
+        if np.allclose(got, (best["w"], best["b"]), rtol=1e-4, atol=1e-4):
+            continue
+        found = next((k for k, r in enumerate(rows, 1) if np.allclose(got, (r["w"], r["b"]), rtol=1e-4, atol=1e-4)),
+                     None)
+        if found is None:
+            return (f"{where}, the net ends with w, b = {got[0]:.5f}, {got[1]:.5f}, the weights of no epoch's end; "
+                    f"expected epoch {epoch_of['mse']}'s {best['w']:.5f}, {best['b']:.5f}")
+        if found == setting["epochs"]:
+            return (f"{where}, the net ends with the last epoch's weights: put the best ones back in on_train_end, "
+                    "and keep copies of their values (p.asnumpy().copy()), not the Parameters, which go on changing")
+        if found == epoch_of["eval_loss"]:
+            return (f"{where}, the net ends with epoch {found}'s weights, where eval_loss is lowest: eval_loss is "
+                    "only the last validation batch's loss; watch cb_params.eval_results['mse']")
+        if found == epoch_of["last_step"]:
+            return (f"{where}, the net ends with epoch {found}'s weights, where the training loss (net_outputs) is "
+                    "lowest: watch the validation mse, cb_params.eval_results['mse']")
+        return f"{where}, the net ends with the weights of epoch {found}"
+    return None
+
+
+keep_best = ScaffoldExercise("09.1", _check_keep_best, hints=[
+    "two moments matter: the end of each epoch, when fit has just validated, and the end of training",
+    "on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, keep it "
+    "and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}",
+    "on_train_end: for every parameter p of cb_params.network.trainable_params(), "
+    "ops.assign(p, Tensor(self.best_weights[p.name]))",
+])
+
+
+# ---- 09.2: a callback that stops on the epoch's mean loss --------------------------------------------------
+def _check_stop_below(answer):
+    from mindspore.train import Callback
+
+    if isinstance(answer, Callback):
+        return "set answer to the class itself (StopBelow), not an instance (StopBelow(0.1))"
+    if not isinstance(answer, type) or not issubclass(answer, Callback):
+        return f"expected a class derived from mindspore.train.Callback, got {shown(answer)}"
+    x, y = make_linear_data()
+    means, lasts = numpy_epoch_losses(15)
+    for threshold in STOP_THRESHOLDS:
+        expected = expected_stop_epoch(threshold)
+        counter = _counter()
+        try:
+            _zero_model().fit(15, _dataset(x, y, BATCH), callbacks=[answer(threshold), counter])
+        except ValueError as error:
+            if "on_train" in str(error):
+                return ("model.fit refused the callback because it defines a 1.x method (epoch_end, step_end, "
+                        "begin...): use on_train_epoch_end, on_train_step_end, on_train_epoch_begin")
+            raise
+        if counter.steps % 5:
+            return (f"with threshold={threshold}, training stopped in the middle of epoch {counter.epochs} "
+                    f"(after {counter.steps} steps): request the stop at the end of an epoch, not after a step")
+        if counter.epochs == 15 and expected < 15:
+            return f"with threshold={threshold}, training never stopped: call run_context.request_stop()"
+        if counter.epochs != expected:
+            last_rule = next((k for k, loss in enumerate(lasts, 1) if loss < threshold), None)
+            why = (" That is where the loss of the epoch's last step drops below it: average all the epoch's "
+                   "steps." if counter.epochs == last_rule else "")
+            return (f"with threshold={threshold}, training stopped after epoch {counter.epochs}, but the first "
+                    f"epoch whose mean loss is below it is epoch {expected} (mean {means[expected - 1]:.4f}, "
+                    f"epoch {expected - 1}: {means[expected - 2]:.4f}).{why}")
+    return None
+
+
+stop_below = Exercise("09.2", _check_stop_below, hints=[
+    "the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends",
+    "collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in on_train_epoch_end "
+    "compare their mean with the threshold and call run_context.request_stop()",
+])
+
+
+# ---- 09.3: an RMSE metric over batches of any size ---------------------------------------------------------
+def _feed(metric, batches):
+    """Feed the batches; return (the metric's eval() as a float, None) or (None, what is wrong with it)."""
+    from mindspore import Tensor
+
+    for pred, true in batches:
+        metric.update(Tensor(pred), Tensor(true))
+    return as_number(metric.eval(), "your metric's eval()")
+
+
+def _random_batches(rng, sizes):
+    batches = []
+    for n in sizes:
+        true = rng.normal(size=(n, 1)).astype(np.float32)
+        pred = (true + rng.normal(scale=rng.uniform(0.1, 2.0), size=(n, 1))).astype(np.float32)
+        batches.append((pred, true))
+    return batches
+
+
+def _numpy_rmse(batches):
+    errors = np.concatenate([p.astype(np.float64) - t.astype(np.float64) for p, t in batches])
+    return float(np.sqrt(np.mean(errors ** 2)))
+
+
+def _check_rmse_metric(answer):
+    from mindspore.train import Metric
+
+    if isinstance(answer, Metric):
+        return "set answer to the class itself (RMSE), not an instance (RMSE())"
+    if not isinstance(answer, type) or not issubclass(answer, Metric):
+        return f"expected a class derived from mindspore.train.Metric, got {shown(answer)}"
+    rng = np.random.default_rng(7)
+    metric = answer()
+    metric.clear()
+    first = _random_batches(rng, (7, 30, 3, 60))
+    (got, problem), want = _feed(metric, first), _numpy_rmse(first)
     if problem:
         return problem
-    k = -math.log2(u)
-    if u == 2.0 ** -23:
-        return "2**-23 is float32's spacing at 1; in float16 an update that small vanishes. Add it to a float16 1"
-    if not _changes_one(u):
-        if u == 2.0 ** -11:
-            return ("1 + 2**-11 lies exactly halfway between 1 and the next float16 number, 1 + 2**-10; "
-                    "a tie rounds to the neighbour with an even last bit, which is 1 itself")
-        return f"float16(1) + 2**-{k:g} is still exactly 1: that update is lost. Try a larger one"
-    if _changes_one(u / 2):
-        return f"1 + 2**-{k:g} does change, but so does 1 + 2**-{k + 1:g}: there is a smaller one"
-    return None
-
-
-def tiny_loss_gradients(x=None, y=None):
-    """Float64 gradients (dL/dw, dL/db) of L = TINY * mean((w*x + b - y)**2) at w = b = 0."""
-    if x is None:
-        x, y = make_linear_data()
-    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
-    return np.array([-2.0 * np.mean(x * y), -2.0 * np.mean(y)]) * TINY
-
-
-def _finite_in_float16(values):
-    with np.errstate(over="ignore"):
-        return bool(np.all(np.isfinite(values.astype(np.float16))))
-
-
-def _check_largest_scale(answer):
-    scale, problem = _power_of_two(answer, "the loss scale")
+    if not np.isclose(got, want, rtol=1e-5):
+        per_batch = float(np.mean([_numpy_rmse([b]) for b in first]))
+        batch_mse = float(np.sqrt(np.mean([_numpy_rmse([b]) ** 2 for b in first])))
+        if np.isclose(got, per_batch, rtol=1e-5) or np.isclose(got, batch_mse, rtol=1e-5):
+            return (f"for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy {want:.6f}: you "
+                    f"average per-batch values. Accumulate sums over samples and divide once in eval()")
+        if np.isclose(got, want ** 2, rtol=1e-5):
+            return f"your metric gives {got:.6f} = the mean squared error; RMSE is its square root ({want:.6f})"
+        return f"for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy gives {want:.6f}"
+    metric.clear()
+    second = _random_batches(rng, (11, 5))
+    (got, problem), want = _feed(metric, second), _numpy_rmse(second)
     if problem:
         return problem
-    grads = tiny_loss_gradients()
-    if scale == 2.0 ** 15:
-        return ("2**15 is the largest scale for the plain MSE; this loss is 2**-24 times smaller, "
-                "so its gradients can be scaled 2**24 times more")
-    if not _finite_in_float16(scale * grads):
-        biggest = float(np.max(np.abs(scale * grads)))
-        return (f"too large: the scaled gradient reaches {biggest:,.0f}, above float16's largest number "
-                f"65504, so it becomes inf")
-    if _finite_in_float16(2 * scale * grads):
-        return f"S = 2**{math.log2(scale):g} keeps the gradients finite, but twice that still does: go larger"
+    if not np.isclose(got, want, rtol=1e-5):
+        return f"after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset in clear()"
+    x, y = make_linear_data(n=50, seed=3)
+    model = _zero_model(metrics={"rmse": answer()})
+    got, problem = as_number(model.eval(_dataset(x, y, 15))["rmse"], "inside Model.eval, your metric")
+    if problem:  # batches of 15, 15, 15, 5; w = b = 0 predicts 0
+        return problem
+    want = float(np.sqrt(np.mean(y.astype(np.float64) ** 2)))
+    if not np.isclose(got, want, rtol=1e-5):
+        return f"inside Model.eval your metric gives {got:.6f}, numpy {want:.6f}"
     return None
 
 
-def _gradient_descent(w, b, lr, steps):
-    x, y = make_linear_data()
-    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
-    for _ in range(steps):
-        err = w * x + b - y
-        w, b = w - lr * 2 * np.mean(err * x), b - lr * 2 * np.mean(err)
-    return w, b
-
-
-def _check_fixed_scale_fix(answer):
-    """Train the learner's cell for CHECK_STEPS steps (this changes its weights) and compare with numpy."""
-    from mindspore import Tensor, nn
-
-    if not isinstance(answer, nn.TrainOneStepCell):
-        return (f"expected the train cell that build_train_network returns, got {type(answer).__name__}; "
-                f"set answer = build_train_network(...)")
-    sens = float(answer.sens)
-    if sens != FIXED_SCALE:
-        return (f"this train cell scales the loss by {sens:g}, not {FIXED_SCALE:g}: pass "
-                f"loss_scale_manager=FixedLossScaleManager({FIXED_SCALE}, drop_overflow_update=False)")
-    params = {p.name.rsplit(".", 1)[-1]: p for p in answer.weights}
-    if set(params) != {"weight", "bias"} or params["weight"].shape != (1, 1):
-        return "expected the train cell of MinimalNet (one weight of shape (1, 1) and one bias)"
-    w0, b0 = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
-    lr = float(answer.optimizer.get_lr().asnumpy())
-    w_ref, b_ref = _gradient_descent(w0, b0, lr, CHECK_STEPS)
-    if not (np.isfinite(w_ref) and np.isfinite(b_ref)) or abs(w_ref) > 100:
-        return f"with lr = {lr:g} plain gradient descent itself diverges; use the article's lr = 0.01"
-    x, y = make_linear_data()
-    data, label = Tensor(x), Tensor(y)
-    for _ in range(CHECK_STEPS):
-        answer(data, label)
-    w, b = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
-    if not (np.isfinite(w) and np.isfinite(b)) or abs(w - w_ref) > 1.0:
-        opt_scale = float(answer.optimizer.loss_scale)
-        return (f"after {CHECK_STEPS} steps w = {w:.4g}, b = {b:.4g} (plain gradient descent: w = {w_ref:.4f}). "
-                f"The gradients reach the optimizer multiplied by {sens:g}, and the optimizer divides them by its "
-                f"own loss_scale, which is {opt_scale:g}: make the two equal")
-    if abs(w - w_ref) > 2e-3 or abs(b - b_ref) > 2e-3:
-        return (f"after {CHECK_STEPS} steps w = {w:.5f}, b = {b:.5f}, but plain gradient descent from the same "
-                f"start gives w = {w_ref:.5f}, b = {b_ref:.5f}: the gradients are not unscaled correctly")
-    return None
-
-
-smallest_update = Exercise("09.1", _check_smallest_update, hints=[
-    "float16 cannot represent every number: how far apart are its numbers near 1?",
-    "float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway",
-])
-largest_scale = Exercise("09.2", _check_largest_scale, hints=[
-    "the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite",
-    "compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf",
-])
-fixed_scale_fix = Exercise("09.3", _check_fixed_scale_fix, hints=[
-    "with a fixed loss scale, something must divide the gradients by it again before the update",
-    "nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update",
+rmse_metric = Exercise("09.3", _check_rmse_metric, hints=[
+    "a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean",
+    "keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
+    "self._convert_data(tensor) gives a numpy array",
 ])
 
 
-# ---- 09.4 a loss-scaled train step -------------------------------------------------------------------
-STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 09.4 check
-
-
-def _scaled_step_data():
-    """The checker's own data: 3 features, 16 samples (the lesson used 1 feature and 100 samples)."""
-    rng = np.random.default_rng(9)
-    x = rng.normal(0.0, 1.0, (16, 3)).astype(np.float32)
-    y = (x @ np.array([[1.5], [-0.5], [0.25]]) + 0.3).astype(np.float32)
-    w0 = rng.normal(0.0, 0.5, (1, 3)).astype(np.float32)
-    return x, y, w0
-
-
-def scaled_step_oracle(steps=STEP_STEPS, lr=STEP_LR):
-    """Float64 gradient descent on the MSE of the checker's data: (losses before each step, w, b)."""
-    x, y, w0 = _scaled_step_data()
-    x, y, w, b = x.astype(np.float64), y.astype(np.float64), w0.astype(np.float64).T, 0.0
-    losses = []
-    for _ in range(steps):
-        err = x @ w + b - y
-        losses.append(float(np.mean(err ** 2)))
-        w, b = w - lr * 2 * x.T @ err / len(x), b - lr * 2 * float(np.mean(err))
-    return np.array(losses), w.ravel(), b
-
-
-def _call_step(step, data, label, number):
-    """(loss, finite) from one call of the learner's step, or (None, problem)."""
-    out = step(data, label)
-    if not (isinstance(out, tuple) and len(out) == 2):
-        return None, (f"step {number}: train_step returned {shown(out)}; return the pair (loss, finite)"
-                      + (f". {NONE_HINT}" if out is None else ""))
-    loss, finite = out
-    finite_np = finite.asnumpy() if hasattr(finite, "asnumpy") else np.asarray(finite)
-    if finite_np.dtype != np.bool_ or finite_np.size != 1:
-        return None, f"step {number}: finite should be what ms.amp.all_finite(grads) returns, got {shown(finite)}"
-    return (loss, bool(finite_np.reshape(()))), None
-
-
-def _check_scaled_step(answer):
-    import mindspore as ms
-    from mindspore import Tensor, nn, ops
-
-    if not callable(answer):
-        return f"expected your function make_scaled_step, got {shown(answer)}"
-    # Part 1: a scale that overflows. A Dense(1, 1) at w = b = 0 on the one sample (1, -2): every value of
-    # the backward pass is 4 times the scale, a power of two, so overflow happens exactly when 4 * S >= 2**128.
-    net = nn.Dense(1, 1)
-    ops.assign(net.weight, Tensor([[0.0]], ms.float32))
-    ops.assign(net.bias, Tensor([0.0], ms.float32))
-    scaler = ms.amp.DynamicLossScaler(2.0 ** 127, 2, 50)
-    step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.25), scaler)
-    if not callable(step):
-        return (f"make_scaled_step(...) returned {shown(step)}; return the train_step function"
-                + (f". {NONE_HINT}" if step is None else ""))
-    data, label = Tensor([[1.0]], ms.float32), Tensor([[-2.0]], ms.float32)
-    # (finite, w after the step, log2 of the scale after the step): skip, skip, then one exact step
-    expected = [(False, 0.0, 126), (False, 0.0, 125), (True, -1.0, 125), (True, -1.0, 125)]
-    for number, (want_finite, want_w, want_log2) in enumerate(expected, 1):
-        out, problem = _call_step(step, data, label, number)
-        if problem:
-            return problem
-        finite = out[1]
-        w, b = float(net.weight.asnumpy().item()), float(net.bias.asnumpy().item())
-        scale = float(scaler.scale_value.asnumpy())
-        if number == 1 and finite:
-            return ("with a loss scale of 2**127 the scaled gradients must overflow to inf at the first step, but "
-                    "your step reports finite gradients: scale the loss with loss_scaler.scale(...) inside the "
-                    "function you differentiate")
-        if finite != want_finite:
-            return (f"step {number} should report finite = {want_finite}, got {finite}: return "
-                    "finite = ms.amp.all_finite(grads), computed on the scaled gradients")
-        if not want_finite and (w != 0.0 or b != 0.0):
-            return (f"step {number} overflowed, but your step changed the weights to w = {w:.4g}, b = {b:.4g}: "
-                    "update (optimizer(grads)) only when the gradients are finite")
-        if want_finite and scale == 2.0 ** 125 and (w, b) != (want_w, want_w):
-            return (f"after step {number}, the first with finite gradients, w = {w:.6g}, b = {b:.6g}; expected "
-                    f"{want_w:g} for both: divide the gradients by the scale (loss_scaler.unscale(grads)) before "
-                    "the optimizer")
-        if scale != 2.0 ** want_log2:
-            return (f"after step {number} the scaler's scale is 2**{math.log2(scale):g}, expected 2**{want_log2}: "
-                    "call loss_scaler.adjust(finite) at every step, so that it halves the scale after an overflow")
-    # Part 2: a static scale on the checker's own data; the trajectory must be plain gradient descent.
-    x, y, w0 = _scaled_step_data()
-    net = nn.Dense(3, 1)
-    ops.assign(net.weight, Tensor(w0))
-    ops.assign(net.bias, Tensor([0.0], ms.float32))
-    step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=STEP_LR),
-                  ms.amp.StaticLossScaler(STEP_SCALE))
-    want_losses, want_w, want_b = scaled_step_oracle()
-    for number, want_loss in enumerate(want_losses, 1):
-        out, problem = _call_step(step, Tensor(x), Tensor(y), number)
-        if problem:
-            return problem
-        loss, loss_problem = as_number(out[0], f"the loss your step returned at step {number}")
-        if loss_problem:
-            return loss_problem
-        if not math.isclose(loss, want_loss, rel_tol=1e-4):
-            ratio = loss / want_loss if want_loss else float("nan")
-            hint = (f" (that is {ratio:.0f} times the loss: return loss_scaler.unscale(loss))"
-                    if math.isclose(ratio, STEP_SCALE, rel_tol=1e-3) else "")
-            return f"at step {number} your step returned the loss {loss:.6g}, expected {want_loss:.6g}{hint}"
-    w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
-    if not (np.allclose(w, want_w, rtol=1e-4, atol=1e-5) and math.isclose(b, want_b, rel_tol=1e-4, abs_tol=1e-5)):
-        return (f"with StaticLossScaler({STEP_SCALE:g}) on 3 features, after {STEP_STEPS} steps w = "
-                f"{np.round(w, 5).tolist()}, b = {b:.5f}; plain gradient descent gives w = "
-                f"{np.round(want_w, 5).tolist()}, b = {want_b:.5f}")
-    return None
-
-
-scaled_step = ScaffoldExercise("09.4", _check_scaled_step, hints=[
-    "five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale and "
-    "update only if they are finite, adjust the scale",
-    "forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "
-    "optimizer.parameters); in train_step: finite = ms.amp.all_finite(grads), then `if finite:` unscale the "
-    "gradients and call optimizer(grads); always loss_scaler.adjust(finite); return (unscaled loss, finite)",
-])
-
-
-# ---- predictions --------------------------------------------------------------------------------------
-param_dtype = Prediction(
-    "09.5", "After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "
-            "parameters (weight and bias) float16?",
-    {"a": ("at O2 and O3, the levels that run whole cells in float16",
-           "O2 and O3 do make the layers compute in float16 (their outputs are float16), which is why it is "
-           "tempting; but the cells cast the float32 weights to float16 on the fly, and the stored parameters "
-           "stay float32"),
-     "b": ("only at O3, which casts everything",
-           "O3 casts every operation, but an operation's inputs are cast, not the Parameters that hold the "
-           "weights: they stay float32 at O3 too"),
-     "c": ("at no level: the parameters stay float32",
-           "the float32 parameters are the master weights: each step's small update is added in float32, "
-           "where it is not rounded away (the 100 updates of 1e-4 above); only the computation uses float16")},
+# ---- predictions -------------------------------------------------------------------------------------------
+plateau_under_train = Prediction(
+    "09.5",
+    "EarlyStopping(patience=0) and ReduceLROnPlateau(factor=0.5, patience=0), both with their default "
+    "monitor='eval_loss', are given to model.train (no validation set) for 3 epochs at lr 0.5. What happens?",
+    {"a": ("they watch the training loss instead: training stops early and the learning rate is halved",
+           "a sensible fallback, but MindSpore does not switch monitors: eval_loss is the only thing they look for, "
+           "and under model.train it does not exist. monitor='loss' (the training loss) must be asked for"),
+     "b": ("model.train raises an error: there is no eval_loss without validation",
+           "an error would be kinder; instead the callbacks log a warning each epoch (which GLOG_v=3 also hides) "
+           "and carry on"),
+     "c": ("all 3 epochs run and the learning rate stays 0.5: both only log a warning each epoch",
+           "under model.train nothing is validated, so the value they watch never appears: each epoch they log "
+           "'eval_loss, which is not available' and do nothing. With GLOG_v=3 you do not even see the warning")},
     answer="c")
-fp16_gradients = Prediction(
-    "09.6", "The loss is multiplied by 2**-24. What gradients does the O3 (all float16) network give, "
-            "compared with float32's?",
-    {"a": ("float32's gradients times 2**-24, rounded to about three digits",
-           "that would hold if every number of the backward pass fitted float16; but the backward pass first "
-           "computes the gradient of each of the 100 predictions, a hundredth of the total, and those are below "
-           "2**-25 (about 3e-8): entering the float16 layer, they round to zero"),
-     "b": ("exactly 0.0 for both",
-           "every gradient per prediction is below 2**-25 (about 3e-8), half of float16's smallest subnormal "
-           "number, so the cast to float16 rounds it to 0; the sums of zeros are 0: the weights will never move"),
-     "c": ("NaN or inf: the computation breaks down",
-           "inf comes from overflow, numbers too large (above 65504); here the numbers are too small, and a "
-           "too-small number becomes 0, silently, with no NaN to warn you")},
-    answer="b")
+eval_loss_meaning = Prediction(
+    "09.4",
+    "In fit, the validation set (20 samples) comes in two batches of 10. Which number is "
+    "cb_params.eval_results['eval_loss']?",
+    {"a": ("the mean squared error over all 20 validation samples, the same as the 'mse' metric",
+           "what the name suggests, and true when the validation set is one batch; with two batches, eval_loss "
+           "covers only the second"),
+     "b": ("the mean of the two batch losses",
+           "that is what the 'loss' metric does (section 7 shows it): it averages the batch losses. eval_loss is "
+           "another number: MindSpore creates a new loss accumulator for every validation batch"),
+     "c": ("the loss of the last validation batch only",
+           "on 2.10 a new loss accumulator is made for every validation batch, so only the last one's loss is left. "
+           "Give fit the validation set as one batch, or watch a metric such as 'mse'")},
+    answer="c")

@@ -1,173 +1,288 @@
-"""Exercises of notebook 12 (capstone: a small MLP for y = sin(3x))."""
+"""Exercises of notebook 12 (automatic mixed precision): float16 rounding, loss scales, a CPU trap.
+
+The oracles are numpy: float16 arithmetic with ``np.float16`` and gradient descent in float64.
+"""
+
+import math
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_array
+from course_utils.data import make_linear_data
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number
 
-# The checker's own inputs for 12.1: a grid over [-1, 1].
-GRID = np.linspace(-1.0, 1.0, 201, dtype=np.float32).reshape(-1, 1)
+TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
+FIXED_SCALE = 128.0  # the loss scale of exercise 12.3
+CHECK_STEPS = 20  # steps the checker of 12.3 trains the learner's cell for
 
 
-def _check_mlp_class(answer):
-    import mindspore as ms
-    from mindspore import nn, ops
+def _power_of_two(answer, what):
+    """Return (value, None) for a positive power of two, else (None, problem)."""
+    value, problem = as_number(answer, what)
+    if problem:
+        return None, f"{problem} (such as 2.0 ** -3)"
+    if value <= 0:
+        return None, f"expected a positive number, got {value!r}"
+    mantissa, _ = math.frexp(value)
+    if mantissa != 0.5:
+        return None, f"{value!r} is not a power of two; write it as 2.0 ** k"
+    return value, None
 
-    if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
-        return f"expected a class that subclasses nn.Cell (not an instance), got {shown(answer)}"
-    net = answer()
-    shapes = [tuple(p.shape) for p in net.trainable_params()]
-    # The checker's own random values (its own generator: the learner's global seed is left alone). A net
-    # initialised to zeros, or to any symmetric values, outputs a constant and would look like a straight line.
-    rng = np.random.default_rng(1)
-    for p in net.trainable_params():
-        ops.assign(p, ms.Tensor(rng.normal(0.0, 0.7, tuple(p.shape)), p.dtype))
-    out, problem = as_array(net(ms.Tensor(GRID)), "the output of your net")
+
+def _changes_one(u):
+    one = np.float16(1.0)
+    return bool(one + np.float16(u) != one)
+
+
+def _check_smallest_update(answer):
+    u, problem = _power_of_two(answer, "the update")
     if problem:
         return problem
-    if out.shape != GRID.shape:
-        return f"for input of shape {GRID.shape} the output has shape {out.shape}; end with Dense(hidden, 1)"
-    if len(shapes) < 4:
-        return f"one Dense layer is MinimalNet again (a straight line); add a hidden layer. Parameters: {shapes}"
-    if not np.all(np.isfinite(out)):
-        return "the output holds NaN or inf for inputs in [-1, 1]"
-    values = out.ravel()
-    line = np.polyval(np.polyfit(GRID.ravel(), values, 1), GRID.ravel())
-    if np.max(np.abs(values - line)) < 1e-6:
-        return "the output is still a straight line in x: put a nonlinearity such as nn.Tanh() between the layers"
+    k = -math.log2(u)
+    if u == 2.0 ** -23:
+        return "2**-23 is float32's spacing at 1; in float16 an update that small vanishes. Add it to a float16 1"
+    if not _changes_one(u):
+        if u == 2.0 ** -11:
+            return ("1 + 2**-11 lies exactly halfway between 1 and the next float16 number, 1 + 2**-10; "
+                    "a tie rounds to the neighbour with an even last bit, which is 1 itself")
+        return f"float16(1) + 2**-{k:g} is still exactly 1: that update is lost. Try a larger one"
+    if _changes_one(u / 2):
+        return f"1 + 2**-{k:g} does change, but so does 1 + 2**-{k + 1:g}: there is a smaller one"
     return None
 
 
-# ---- 12.2 the training function ----------------------------------------------------------------------
-TRAIN_LR, TRAIN_EPOCHS, TRAIN_BATCH = 0.02, 3, 16  # the check's settings: 40 rows, so batches of 16, 16, 8
+def tiny_loss_gradients(x=None, y=None):
+    """Float64 gradients (dL/dw, dL/db) of L = TINY * mean((w*x + b - y)**2) at w = b = 0."""
+    if x is None:
+        x, y = make_linear_data()
+    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+    return np.array([-2.0 * np.mean(x * y), -2.0 * np.mean(y)]) * TINY
 
 
-def _train_setup():
-    """The checker's own task and net: y = cos(2.5x) on 40 points, a 1-4-1 tanh net with its own weights."""
-    rng = np.random.default_rng(12)
-    x = rng.uniform(-1.0, 1.0, (40, 1)).astype(np.float32)
-    y = np.cos(2.5 * x).astype(np.float32)
-    init = [rng.normal(0.0, 0.8, (4, 1)), rng.normal(0.0, 0.3, (4,)), rng.normal(0.0, 0.8, (1, 4)),
-            rng.normal(0.0, 0.3, (1,))]
-    return x, y, [a.astype(np.float32) for a in init]
+def _finite_in_float16(values):
+    with np.errstate(over="ignore"):
+        return bool(np.all(np.isfinite(values.astype(np.float16))))
 
 
-def train_oracle(lr=TRAIN_LR, epochs=TRAIN_EPOCHS, batch_size=TRAIN_BATCH, optimizer="adam", drop_last=False):
-    """Numpy (float64) mini-batch training of the 1-4-1 tanh net on the MSE, batches in order; Adam as
-    MindSpore defines it (beta1 0.9, beta2 0.999, eps 1e-8, bias-corrected step) or plain SGD."""
-    x, y, init = _train_setup()
-    x, y = x.astype(np.float64), y.astype(np.float64)
-    params = [p.astype(np.float64) for p in init]
-    m = [np.zeros_like(p) for p in params]
-    v = [np.zeros_like(p) for p in params]
-    t = 0
-    for _ in range(epochs):
-        for start in range(0, len(x), batch_size):
-            xb, yb = x[start:start + batch_size], y[start:start + batch_size]
-            if drop_last and len(xb) < batch_size:
-                continue
-            w1, c1, w2, c2 = params
-            h = np.tanh(xb @ w1.T + c1)
-            d = 2.0 * (h @ w2.T + c2 - yb) / len(xb)
-            dh = (d @ w2) * (1.0 - h ** 2)
-            grads = [dh.T @ xb, dh.sum(0), d.T @ h, d.sum(0)]
-            t += 1
-            for i, g in enumerate(grads):
-                if optimizer == "sgd":
-                    params[i] = params[i] - lr * g
-                    continue
-                m[i] = 0.9 * m[i] + 0.1 * g
-                v[i] = 0.999 * v[i] + 0.001 * g ** 2
-                params[i] = params[i] - lr * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t) * m[i] / (np.sqrt(v[i]) + 1e-8)
-    return params
+def _check_largest_scale(answer):
+    scale, problem = _power_of_two(answer, "the loss scale")
+    if problem:
+        return problem
+    grads = tiny_loss_gradients()
+    if scale == 2.0 ** 15:
+        return ("2**15 is the largest scale for the plain MSE; this loss is 2**-24 times smaller, "
+                "so its gradients can be scaled 2**24 times more")
+    if not _finite_in_float16(scale * grads):
+        biggest = float(np.max(np.abs(scale * grads)))
+        return (f"too large: the scaled gradient reaches {biggest:,.0f}, above float16's largest number "
+                f"65504, so it becomes inf")
+    if _finite_in_float16(2 * scale * grads):
+        return f"S = 2**{math.log2(scale):g} keeps the gradients finite, but twice that still does: go larger"
+    return None
 
 
-_TRAIN_MISTAKES = [
-    ({"optimizer": "sgd"}, "that is plain SGD; use nn.Adam(net.trainable_params(), learning_rate=lr)"),
-    ({"drop_last": True}, "the last, smaller batch (8 of the 40 rows) was skipped; train on it too"),
-    ({"batch_size": 40}, "that is one full batch per epoch; split each epoch into batches of batch_size rows"),
-    ({"epochs": TRAIN_EPOCHS - 1}, f"that is {TRAIN_EPOCHS - 1} epochs; train for `epochs` passes over the data"),
-    ({"epochs": 1}, "that is 1 epoch; train for `epochs` passes over the data"),
-]
+def _gradient_descent(w, b, lr, steps):
+    x, y = make_linear_data()
+    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+    for _ in range(steps):
+        err = w * x + b - y
+        w, b = w - lr * 2 * np.mean(err * x), b - lr * 2 * np.mean(err)
+    return w, b
 
 
-def _close(got, want):
-    return all(g.shape == w.shape and np.allclose(g, w, rtol=1e-3, atol=1e-4) for g, w in zip(got, want))
+def _check_fixed_scale_fix(answer):
+    """Train the learner's cell for CHECK_STEPS steps (this changes its weights) and compare with numpy."""
+    from mindspore import Tensor, nn
+
+    if not isinstance(answer, nn.TrainOneStepCell):
+        return (f"expected the train cell that build_train_network returns, got {type(answer).__name__}; "
+                f"set answer = build_train_network(...)")
+    sens = float(answer.sens)
+    if sens != FIXED_SCALE:
+        return (f"this train cell scales the loss by {sens:g}, not {FIXED_SCALE:g}: pass "
+                f"loss_scale_manager=FixedLossScaleManager({FIXED_SCALE}, drop_overflow_update=False)")
+    params = {p.name.rsplit(".", 1)[-1]: p for p in answer.weights}
+    if set(params) != {"weight", "bias"} or params["weight"].shape != (1, 1):
+        return "expected the train cell of MinimalNet (one weight of shape (1, 1) and one bias)"
+    w0, b0 = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
+    lr = float(answer.optimizer.get_lr().asnumpy())
+    w_ref, b_ref = _gradient_descent(w0, b0, lr, CHECK_STEPS)
+    if not (np.isfinite(w_ref) and np.isfinite(b_ref)) or abs(w_ref) > 100:
+        return f"with lr = {lr:g} plain gradient descent itself diverges; use the article's lr = 0.01"
+    x, y = make_linear_data()
+    data, label = Tensor(x), Tensor(y)
+    for _ in range(CHECK_STEPS):
+        answer(data, label)
+    w, b = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
+    if not (np.isfinite(w) and np.isfinite(b)) or abs(w - w_ref) > 1.0:
+        opt_scale = float(answer.optimizer.loss_scale)
+        return (f"after {CHECK_STEPS} steps w = {w:.4g}, b = {b:.4g} (plain gradient descent: w = {w_ref:.4f}). "
+                f"The gradients reach the optimizer multiplied by {sens:g}, and the optimizer divides them by its "
+                f"own loss_scale, which is {opt_scale:g}: make the two equal")
+    if abs(w - w_ref) > 2e-3 or abs(b - b_ref) > 2e-3:
+        return (f"after {CHECK_STEPS} steps w = {w:.5f}, b = {b:.5f}, but plain gradient descent from the same "
+                f"start gives w = {w_ref:.5f}, b = {b_ref:.5f}: the gradients are not unscaled correctly")
+    return None
 
 
-def _check_train_function(answer):
+smallest_update = Exercise("12.1", _check_smallest_update, hints=[
+    "float16 cannot represent every number: how far apart are its numbers near 1?",
+    "float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway",
+])
+largest_scale = Exercise("12.2", _check_largest_scale, hints=[
+    "the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite",
+    "compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf",
+])
+fixed_scale_fix = Exercise("12.3", _check_fixed_scale_fix, hints=[
+    "with a fixed loss scale, something must divide the gradients by it again before the update",
+    "nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update",
+])
+
+
+# ---- 12.4 a loss-scaled train step -------------------------------------------------------------------
+STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 12.4 check
+
+
+def _scaled_step_data():
+    """The checker's own data: 3 features, 16 samples (the lesson used 1 feature and 100 samples)."""
+    rng = np.random.default_rng(9)
+    x = rng.normal(0.0, 1.0, (16, 3)).astype(np.float32)
+    y = (x @ np.array([[1.5], [-0.5], [0.25]]) + 0.3).astype(np.float32)
+    w0 = rng.normal(0.0, 0.5, (1, 3)).astype(np.float32)
+    return x, y, w0
+
+
+def scaled_step_oracle(steps=STEP_STEPS, lr=STEP_LR):
+    """Float64 gradient descent on the MSE of the checker's data: (losses before each step, w, b)."""
+    x, y, w0 = _scaled_step_data()
+    x, y, w, b = x.astype(np.float64), y.astype(np.float64), w0.astype(np.float64).T, 0.0
+    losses = []
+    for _ in range(steps):
+        err = x @ w + b - y
+        losses.append(float(np.mean(err ** 2)))
+        w, b = w - lr * 2 * x.T @ err / len(x), b - lr * 2 * float(np.mean(err))
+    return np.array(losses), w.ravel(), b
+
+
+def _call_step(step, data, label, number):
+    """(loss, finite) from one call of the learner's step, or (None, problem)."""
+    out = step(data, label)
+    if not (isinstance(out, tuple) and len(out) == 2):
+        return None, (f"step {number}: train_step returned {shown(out)}; return the pair (loss, finite)"
+                      + (f". {NONE_HINT}" if out is None else ""))
+    loss, finite = out
+    finite_np = finite.asnumpy() if hasattr(finite, "asnumpy") else np.asarray(finite)
+    if finite_np.dtype != np.bool_ or finite_np.size != 1:
+        return None, f"step {number}: finite should be what ms.amp.all_finite(grads) returns, got {shown(finite)}"
+    return (loss, bool(finite_np.reshape(()))), None
+
+
+def _check_scaled_step(answer):
     import mindspore as ms
     from mindspore import Tensor, nn, ops
 
     if not callable(answer):
-        return f"expected your function train_mlp, got {shown(answer)}"
-    x, y, init = _train_setup()
-    net = nn.SequentialCell(nn.Dense(1, 4), nn.Tanh(), nn.Dense(4, 1))
-    for param, value in zip(net.trainable_params(), init):
-        ops.assign(param, Tensor(value, ms.float32))
-    answer(net, x.copy(), y.copy(), TRAIN_LR, TRAIN_EPOCHS, TRAIN_BATCH)
-    got = [p.asnumpy().astype(np.float64) for p in net.trainable_params()]
-    if not all(np.all(np.isfinite(g)) for g in got):
-        return "after your training the net's weights hold NaN or inf"
-    if _close(got, init):
-        return ("the net's weights did not change: train the net you are given, in place (not a new one), "
-                "with an optimizer over net.trainable_params()")
-    if _close(got, train_oracle()):
-        return None
-    where = f"on the check's data (40 rows, lr {TRAIN_LR}, {TRAIN_EPOCHS} epochs, batches of {TRAIN_BATCH})"
-    for settings, why in _TRAIN_MISTAKES:
-        if _close(got, train_oracle(**settings)):
-            return f"{where}: {why}"
-    err = max(float(np.max(np.abs(g - w))) for g, w in zip(got, train_oracle()))
-    return (f"{where} your weights differ from Adam's by up to {err:.3g}: MSE loss, nn.Adam, batches in order "
-            "without shuffling, every batch once per epoch")
+        return f"expected your function make_scaled_step, got {shown(answer)}"
+    # Part 1: a scale that overflows. A Dense(1, 1) at w = b = 0 on the one sample (1, -2): every value of
+    # the backward pass is 4 times the scale, a power of two, so overflow happens exactly when 4 * S >= 2**128.
+    net = nn.Dense(1, 1)
+    ops.assign(net.weight, Tensor([[0.0]], ms.float32))
+    ops.assign(net.bias, Tensor([0.0], ms.float32))
+    scaler = ms.amp.DynamicLossScaler(2.0 ** 127, 2, 50)
+    step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.25), scaler)
+    if not callable(step):
+        return (f"make_scaled_step(...) returned {shown(step)}; return the train_step function"
+                + (f". {NONE_HINT}" if step is None else ""))
+    data, label = Tensor([[1.0]], ms.float32), Tensor([[-2.0]], ms.float32)
+    # (finite, w after the step, log2 of the scale after the step): skip, skip, then one exact step
+    expected = [(False, 0.0, 126), (False, 0.0, 125), (True, -1.0, 125), (True, -1.0, 125)]
+    for number, (want_finite, want_w, want_log2) in enumerate(expected, 1):
+        out, problem = _call_step(step, data, label, number)
+        if problem:
+            return problem
+        finite = out[1]
+        w, b = float(net.weight.asnumpy().item()), float(net.bias.asnumpy().item())
+        scale = float(scaler.scale_value.asnumpy())
+        if number == 1 and finite:
+            return ("with a loss scale of 2**127 the scaled gradients must overflow to inf at the first step, but "
+                    "your step reports finite gradients: scale the loss with loss_scaler.scale(...) inside the "
+                    "function you differentiate")
+        if finite != want_finite:
+            return (f"step {number} should report finite = {want_finite}, got {finite}: return "
+                    "finite = ms.amp.all_finite(grads), computed on the scaled gradients")
+        if not want_finite and (w != 0.0 or b != 0.0):
+            return (f"step {number} overflowed, but your step changed the weights to w = {w:.4g}, b = {b:.4g}: "
+                    "update (optimizer(grads)) only when the gradients are finite")
+        if want_finite and scale == 2.0 ** 125 and (w, b) != (want_w, want_w):
+            return (f"after step {number}, the first with finite gradients, w = {w:.6g}, b = {b:.6g}; expected "
+                    f"{want_w:g} for both: divide the gradients by the scale (loss_scaler.unscale(grads)) before "
+                    "the optimizer")
+        if scale != 2.0 ** want_log2:
+            return (f"after step {number} the scaler's scale is 2**{math.log2(scale):g}, expected 2**{want_log2}: "
+                    "call loss_scaler.adjust(finite) at every step, so that it halves the scale after an overflow")
+    # Part 2: a static scale on the checker's own data; the trajectory must be plain gradient descent.
+    x, y, w0 = _scaled_step_data()
+    net = nn.Dense(3, 1)
+    ops.assign(net.weight, Tensor(w0))
+    ops.assign(net.bias, Tensor([0.0], ms.float32))
+    step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=STEP_LR),
+                  ms.amp.StaticLossScaler(STEP_SCALE))
+    want_losses, want_w, want_b = scaled_step_oracle()
+    for number, want_loss in enumerate(want_losses, 1):
+        out, problem = _call_step(step, Tensor(x), Tensor(y), number)
+        if problem:
+            return problem
+        loss, loss_problem = as_number(out[0], f"the loss your step returned at step {number}")
+        if loss_problem:
+            return loss_problem
+        if not math.isclose(loss, want_loss, rel_tol=1e-4):
+            ratio = loss / want_loss if want_loss else float("nan")
+            hint = (f" (that is {ratio:.0f} times the loss: return loss_scaler.unscale(loss))"
+                    if math.isclose(ratio, STEP_SCALE, rel_tol=1e-3) else "")
+            return f"at step {number} your step returned the loss {loss:.6g}, expected {want_loss:.6g}{hint}"
+    w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
+    if not (np.allclose(w, want_w, rtol=1e-4, atol=1e-5) and math.isclose(b, want_b, rel_tol=1e-4, abs_tol=1e-5)):
+        return (f"with StaticLossScaler({STEP_SCALE:g}) on 3 features, after {STEP_STEPS} steps w = "
+                f"{np.round(w, 5).tolist()}, b = {b:.5f}; plain gradient descent gives w = "
+                f"{np.round(want_w, 5).tolist()}, b = {want_b:.5f}")
+    return None
 
 
-mlp_class = Exercise("12.1", _check_mlp_class, hints=[
-    "MinimalNet is one Dense layer, a straight line. What has to sit between two Dense layers so that the "
-    "output can bend?",
-    "a hidden layer: Dense(1, hidden), then a nonlinearity such as nn.Tanh(), then Dense(hidden, 1); "
-    "nn.SequentialCell chains cells, and construct returns it applied to x",
-    "self.body = nn.SequentialCell(nn.Dense(1, hidden), nn.Tanh(), nn.Dense(hidden, hidden), nn.Tanh(), "
-    "nn.Dense(hidden, 1)) in __init__, and construct returns self.body(x)",
+scaled_step = ScaffoldExercise("12.4", _check_scaled_step, hints=[
+    "five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale and "
+    "update only if they are finite, adjust the scale",
+    "forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "
+    "optimizer.parameters); in train_step: finite = ms.amp.all_finite(grads), then `if finite:` unscale the "
+    "gradients and call optimizer(grads); always loss_scaler.adjust(finite); return (unscaled loss, finite)",
 ])
-train_function = ScaffoldExercise("12.2", _check_train_function, hints=[
-    "the pieces of notebook 05 (or 07): an optimizer, a loss, a step, and two loops, over epochs and over "
-    "batches",
-    "optimizer = nn.Adam(net.trainable_params(), learning_rate=lr); grad_fn = ms.value_and_grad(forward, None, "
-    "optimizer.parameters) with forward(a, b) = loss_fn(net(a), b); the batches are x[s:s + batch_size] for "
-    "s in range(0, len(x), batch_size)",
-    "in the loops: loss, grads = grad_fn(Tensor(xb), Tensor(yb)); optimizer(grads). Or with Model: "
-    "Model(net, nn.MSELoss(), optimizer).train(epochs, ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=False)"
-    ".batch(batch_size), dataset_sink_mode=False)",
-])
+
 
 # ---- predictions --------------------------------------------------------------------------------------
-best_lr = Prediction(
-    "12.3", "Adam trains the MLP for 40 epochs at lr 0.0003, 0.003, 0.03 and 0.3. Which ends with the lowest "
-            "validation error?",
-    {"a": ("0.0003: the smallest steps are the most precise",
-           "small steps are precise only if there are enough of them; 320 steps of at most about 0.0003 each "
-           "(Adam's step is about lr per weight) barely move the weights from their start"),
-     "b": ("0.003: a little below the 0.01 that worked above, to be safe",
-           "below 0.01 is not safer here, only slower: in 320 steps of about 0.003 the net is still on its way "
-           "(look at how its error is still falling); a larger rate gets further in the same number of steps"),
-     "c": ("0.03",
-           "large enough to cover the distance in 320 steps, small enough not to jump around the minimum: "
-           "the middle of the range, as in notebook 04"),
-     "d": ("0.3: Adam normalises the gradients, so larger is just faster",
-           "Adam's normalisation makes each step about lr in size whatever the gradient; at 0.3 that step is "
-           "far too large for weights of size about 1, and training jumps around instead of settling")},
+param_dtype = Prediction(
+    "12.5", "After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "
+            "parameters (weight and bias) float16?",
+    {"a": ("at O2 and O3, the levels that run whole cells in float16",
+           "O2 and O3 do make the layers compute in float16 (their outputs are float16), which is why it is "
+           "tempting; but the cells cast the float32 weights to float16 on the fly, and the stored parameters "
+           "stay float32"),
+     "b": ("only at O3, which casts everything",
+           "O3 casts every operation, but an operation's inputs are cast, not the Parameters that hold the "
+           "weights: they stay float32 at O3 too"),
+     "c": ("at no level: the parameters stay float32",
+           "the float32 parameters are the master weights: each step's small update is added in float32, "
+           "where it is not rounded away (the 100 updates of 1e-4 above); only the computation uses float16")},
     answer="c")
-reload_exact = Prediction(
-    "12.4", "A fresh MLP gets the parameters of the last checkpoint. How do its predictions compare with "
-            "those of the trained net that saved it?",
-    {"a": ("identical, bit for bit",
-           "a checkpoint stores every float32 parameter exactly as it is, and the same network on the same input "
-           "computes the same output"),
-     "b": ("equal to about 6 digits: saving rounds the weights",
-           "nothing is rounded: the checkpoint holds the float32 values themselves, byte for byte"),
-     "c": ("different: the optimizer's state (Adam's moments) is missing",
-           "the optimizer state matters for training on, not for predicting: predictions use only the "
-           "network's parameters")},
-    answer="a")
+fp16_gradients = Prediction(
+    "12.6", "The loss is multiplied by 2**-24. What gradients does the O3 (all float16) network give, "
+            "compared with float32's?",
+    {"a": ("float32's gradients times 2**-24, rounded to about three digits",
+           "that would hold if every number of the backward pass fitted float16; but the backward pass first "
+           "computes the gradient of each of the 100 predictions, a hundredth of the total, and those are below "
+           "2**-25 (about 3e-8): entering the float16 layer, they round to zero"),
+     "b": ("exactly 0.0 for both",
+           "every gradient per prediction is below 2**-25 (about 3e-8), half of float16's smallest subnormal "
+           "number, so the cast to float16 rounds it to 0; the sums of zeros are 0: the weights will never move"),
+     "c": ("NaN or inf: the computation breaks down",
+           "inf comes from overflow, numbers too large (above 65504); here the numbers are too small, and a "
+           "too-small number becomes 0, silently, with no NaN to warn you")},
+    answer="b")

@@ -1,82 +1,58 @@
 """Reference solutions of notebook 07 (see course_utils/solutions/__init__.py)."""
 
-# %% 07.1 nb07.keep_best
-class KeepBest(Callback):
-    """In model.fit: keep the weights of the epoch with the lowest validation mse; put them back at the end."""
-
-    def on_train_begin(self, run_context):
-        self.best_mse, self.best_weights = float("inf"), None
-
-    def on_train_epoch_end(self, run_context):
-        cb_params = run_context.original_args()
-        mse = cb_params.eval_results["mse"]  # over the whole validation set (eval_loss is its last batch's)
-        if mse < self.best_mse:
-            self.best_mse = mse
-            # copies: asnumpy() may share memory with the Parameter, which goes on changing
-            self.best_weights = {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}
-
-    def on_train_end(self, run_context):
-        for p in run_context.original_args().network.trainable_params():
-            ops.assign(p, Tensor(self.best_weights[p.name]))
+# %% 07.1 nb07.global_norm
+def clip_by_hand(grads, max_norm=1.0):
+    norm = ops.sqrt(ops.addn([ops.reduce_sum(g * g) for g in grads]))  # one norm for all the gradients
+    scale = ops.clamp(max_norm / norm, max=1.0)  # min(1, max_norm / norm): never scale up
+    return tuple(g * scale for g in grads)
 
 
-answer = KeepBest
+answer = clip_by_hand
 
-nb07.keep_best.check(answer)
-
-
-# %% 07.2 nb07.stop_below
-class StopBelow(Callback):
-    def __init__(self, threshold):
-        super().__init__()
-        self.threshold = threshold
-
-    def on_train_epoch_begin(self, run_context):
-        self.losses = []
-
-    def on_train_step_end(self, run_context):
-        self.losses.append(float(run_context.original_args().net_outputs.asnumpy()))
-
-    def on_train_epoch_end(self, run_context):
-        if np.mean(self.losses) < self.threshold:
-            run_context.request_stop()
+nb07.global_norm.check(answer)
 
 
-answer = StopBelow
+# %% 07.2 nb07.clip_step
+class ClipAndReturn(nn.TrainOneStepCell):
+    def __init__(self, network, optimizer, max_norm):
+        super().__init__(network, optimizer)
+        self.max_norm = max_norm
 
-nb07.stop_below.check(answer)
-
-
-# %% 07.3 nb07.rmse_metric
-class RMSE(Metric):
-    def __init__(self):
-        super().__init__()
-        self.clear()
-
-    def clear(self):
-        self._n, self._squared = 0, 0.0
-
-    def update(self, *inputs):
-        error = self._convert_data(inputs[0]).astype(np.float64) - self._convert_data(inputs[1])
-        self._n += error.size
-        self._squared += np.sum(error ** 2)
-
-    def eval(self):
-        return float(np.sqrt(self._squared / self._n))
+    def construct(self, x, label):
+        loss = self.network(x, label)
+        grads = self.grad_no_sens(self.network, self.weights)(x, label)
+        norm = ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
+        grads = ops.clip_by_global_norm(grads, self.max_norm)
+        loss = ops.depend(loss, self.optimizer(grads))
+        return loss, norm
 
 
-answer = RMSE
+answer = ClipAndReturn
 
-nb07.rmse_metric.check(answer)
-
-
-# %% 07.4 nb07.eval_loss_meaning
-answer = "c"  # a new loss accumulator for every validation batch: only the last batch's loss is left
-
-nb07.eval_loss_meaning.check(answer)
+nb07.clip_step.check(answer)
 
 
-# %% 07.5 nb07.plateau_under_train
-answer = "c"  # no validation under model.train: eval_loss never appears, a hidden warning each epoch
+# %% 07.3 nb07.mae_loss
+class MAE(nn.LossBase):
+    def __init__(self, reduction="mean"):
+        super().__init__(reduction)
 
-nb07.plateau_under_train.check(answer)
+    def construct(self, logits, labels):
+        return self.get_loss(ops.abs(logits - labels))
+
+
+answer = MAE
+
+nb07.mae_loss.check(answer)
+
+
+# %% 07.4 nb07.attribute_in_graph
+answer = "b"  # the assignment ran once, while construct was compiled
+
+nb07.attribute_in_graph.check(answer)
+
+
+# %% 07.5 nb07.clip_direction
+answer = "b"  # one factor for all gradients: same direction, length max_norm
+
+nb07.clip_direction.check(answer)

@@ -1,73 +1,82 @@
 """Reference solutions of notebook 09 (see course_utils/solutions/__init__.py)."""
 
-# %% 09.1 nb09.smallest_update
-one = Tensor(1.0, ms.float16)
-changes = [k for k in range(1, 30) if float((one + Tensor(2.0 ** -k, ms.float16)).asnumpy()) != 1.0]
-answer = 2.0 ** -max(changes)  # 2**-10: 1 + 2**-11 is a tie and rounds to even, back to 1
+# %% 09.1 nb09.keep_best
+class KeepBest(Callback):
+    """In model.fit: keep the weights of the epoch with the lowest validation mse; put them back at the end."""
 
-nb09.smallest_update.check(answer)
+    def on_train_begin(self, run_context):
+        self.best_mse, self.best_weights = float("inf"), None
 
+    def on_train_epoch_end(self, run_context):
+        cb_params = run_context.original_args()
+        mse = cb_params.eval_results["mse"]  # over the whole validation set (eval_loss is its last batch's)
+        if mse < self.best_mse:
+            self.best_mse = mse
+            # copies: asnumpy() may share memory with the Parameter, which goes on changing
+            self.best_weights = {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}
 
-# %% 09.2 nb09.largest_scale
-ms.set_seed(0)
-net_zero = MinimalNet()
-ops.assign(net_zero.dense.weight, ops.zeros_like(net_zero.dense.weight))
-
-
-def tiny_loss(data, label):
-    return loss_fn(net_zero(data), label) * TINY
-
-
-grads = ms.grad(tiny_loss, None, net_zero.trainable_params())(X, Y)
-k = 0
-while all(np.isfinite((g * 2.0 ** (k + 1)).astype(ms.float16).asnumpy()).all() for g in grads):
-    k += 1
-answer = 2.0 ** k
-
-nb09.largest_scale.check(answer)
+    def on_train_end(self, run_context):
+        for p in run_context.original_args().network.trainable_params():
+            ops.assign(p, Tensor(self.best_weights[p.name]))
 
 
-# %% 09.3 nb09.fixed_scale_fix
-ms.set_seed(0)
-net_ex = MinimalNet()
-optimizer_ex = nn.SGD(net_ex.trainable_params(), learning_rate=0.01, loss_scale=128.0)  # the same scale
-answer = build_train_network(net_ex, optimizer_ex, loss_fn, level="O2",
-                             loss_scale_manager=FixedLossScaleManager(128.0, drop_overflow_update=False))
+answer = KeepBest
 
-nb09.fixed_scale_fix.check(answer)
+nb09.keep_best.check(answer)
 
 
-# %% 09.4 nb09.scaled_step
-def make_scaled_step(net, loss_fn, optimizer, loss_scaler):
-    def forward(data, label):
-        return loss_scaler.scale(loss_fn(net(data), label))  # scale the loss before the backward pass
+# %% 09.2 nb09.stop_below
+class StopBelow(Callback):
+    def __init__(self, threshold):
+        super().__init__()
+        self.threshold = threshold
 
-    grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+    def on_train_epoch_begin(self, run_context):
+        self.losses = []
 
-    @ms.jit
-    def train_step(data, label):
-        loss, grads = grad_fn(data, label)
-        finite = ms.amp.all_finite(grads)  # did a scaled gradient overflow?
-        if finite:
-            optimizer(loss_scaler.unscale(grads))  # unscale in float32, update only with finite gradients
-        loss_scaler.adjust(finite)
-        return loss_scaler.unscale(loss), finite
+    def on_train_step_end(self, run_context):
+        self.losses.append(float(run_context.original_args().net_outputs.asnumpy()))
 
-    return train_step
+    def on_train_epoch_end(self, run_context):
+        if np.mean(self.losses) < self.threshold:
+            run_context.request_stop()
 
 
-answer = make_scaled_step
+answer = StopBelow
 
-nb09.scaled_step.check(answer)
-
-
-# %% 09.5 nb09.param_dtype
-answer = "c"
-
-nb09.param_dtype.check(answer)
+nb09.stop_below.check(answer)
 
 
-# %% 09.6 nb09.fp16_gradients
-answer = "b"
+# %% 09.3 nb09.rmse_metric
+class RMSE(Metric):
+    def __init__(self):
+        super().__init__()
+        self.clear()
 
-nb09.fp16_gradients.check(answer)
+    def clear(self):
+        self._n, self._squared = 0, 0.0
+
+    def update(self, *inputs):
+        error = self._convert_data(inputs[0]).astype(np.float64) - self._convert_data(inputs[1])
+        self._n += error.size
+        self._squared += np.sum(error ** 2)
+
+    def eval(self):
+        return float(np.sqrt(self._squared / self._n))
+
+
+answer = RMSE
+
+nb09.rmse_metric.check(answer)
+
+
+# %% 09.4 nb09.eval_loss_meaning
+answer = "c"  # a new loss accumulator for every validation batch: only the last batch's loss is left
+
+nb09.eval_loss_meaning.check(answer)
+
+
+# %% 09.5 nb09.plateau_under_train
+answer = "c"  # no validation under model.train: eval_loss never appears, a hidden warning each epoch
+
+nb09.plateau_under_train.check(answer)

@@ -1,57 +1,73 @@
 """Reference solutions of notebook 12 (see course_utils/solutions/__init__.py)."""
 
-# %% 12.1 nb12.mlp_class
-class MLP(nn.Cell):
-    def __init__(self, hidden=32):
-        super().__init__()
-        self.body = nn.SequentialCell(
-            nn.Dense(1, hidden), nn.Tanh(),
-            nn.Dense(hidden, hidden), nn.Tanh(),
-            nn.Dense(hidden, 1),
-        )
+# %% 12.1 nb12.smallest_update
+one = Tensor(1.0, ms.float16)
+changes = [k for k in range(1, 30) if float((one + Tensor(2.0 ** -k, ms.float16)).asnumpy()) != 1.0]
+answer = 2.0 ** -max(changes)  # 2**-10: 1 + 2**-11 is a tie and rounds to even, back to 1
 
-    def construct(self, x):
-        return self.body(x)
+nb12.smallest_update.check(answer)
 
 
-answer = MLP
-nb12.mlp_class.check(answer)
+# %% 12.2 nb12.largest_scale
+ms.set_seed(0)
+net_zero = MinimalNet()
+ops.assign(net_zero.dense.weight, ops.zeros_like(net_zero.dense.weight))
 
 
-# %% 12.2 nb12.train_function
-def train_mlp(net, x, y, lr, epochs, batch_size):
-    optimizer = nn.Adam(net.trainable_params(), learning_rate=lr)
-    loss_fn = nn.MSELoss()
+def tiny_loss(data, label):
+    return loss_fn(net_zero(data), label) * TINY
 
+
+grads = ms.grad(tiny_loss, None, net_zero.trainable_params())(X, Y)
+k = 0
+while all(np.isfinite((g * 2.0 ** (k + 1)).astype(ms.float16).asnumpy()).all() for g in grads):
+    k += 1
+answer = 2.0 ** k
+
+nb12.largest_scale.check(answer)
+
+
+# %% 12.3 nb12.fixed_scale_fix
+ms.set_seed(0)
+net_ex = MinimalNet()
+optimizer_ex = nn.SGD(net_ex.trainable_params(), learning_rate=0.01, loss_scale=128.0)  # the same scale
+answer = build_train_network(net_ex, optimizer_ex, loss_fn, level="O2",
+                             loss_scale_manager=FixedLossScaleManager(128.0, drop_overflow_update=False))
+
+nb12.fixed_scale_fix.check(answer)
+
+
+# %% 12.4 nb12.scaled_step
+def make_scaled_step(net, loss_fn, optimizer, loss_scaler):
     def forward(data, label):
-        return loss_fn(net(data), label)
+        return loss_scaler.scale(loss_fn(net(data), label))  # scale the loss before the backward pass
 
     grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
 
     @ms.jit
     def train_step(data, label):
         loss, grads = grad_fn(data, label)
-        optimizer(grads)
-        return loss
+        finite = ms.amp.all_finite(grads)  # did a scaled gradient overflow?
+        if finite:
+            optimizer(loss_scaler.unscale(grads))  # unscale in float32, update only with finite gradients
+        loss_scaler.adjust(finite)
+        return loss_scaler.unscale(loss), finite
 
-    for _ in range(epochs):
-        for start in range(0, len(x), batch_size):  # in order; the last batch may be smaller
-            train_step(Tensor(x[start:start + batch_size]), Tensor(y[start:start + batch_size]))
-    return net
-
-
-answer = train_mlp
-
-nb12.train_function.check(answer)
+    return train_step
 
 
-# %% 12.3 nb12.best_lr
+answer = make_scaled_step
+
+nb12.scaled_step.check(answer)
+
+
+# %% 12.5 nb12.param_dtype
 answer = "c"
 
-nb12.best_lr.check(answer)
+nb12.param_dtype.check(answer)
 
 
-# %% 12.4 nb12.reload_exact
-answer = "a"
+# %% 12.6 nb12.fp16_gradients
+answer = "b"
 
-nb12.reload_exact.check(answer)
+nb12.fp16_gradients.check(answer)

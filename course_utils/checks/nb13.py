@@ -1,11 +1,11 @@
-"""Exercises of notebook 10 (graph mode and PyNative: compile cost, recompiles, what construct may hold)."""
+"""Exercises of notebook 13 (graph mode and PyNative: compile cost, recompiles, what construct may hold)."""
 
 import numpy as np
 
 from course_utils._validate import shown
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
 
-# ---- 10.1 which mode finishes first ------------------------------------------------------------
+# ---- 13.1 which mode finishes first ------------------------------------------------------------
 # (n_steps, compile_s, pynative_step_s, graph_step_s): typical of a laptop, and the edges that matter.
 _MODE_CASES = [
     (10, 0.4, 0.010, 0.0004),     # a short run: the compile is never paid back
@@ -40,7 +40,7 @@ def _check_faster_mode(answer):
     return None
 
 
-# ---- 10.2 how many compiles ---------------------------------------------------------------------
+# ---- 13.2 how many compiles ---------------------------------------------------------------------
 # The calls of the exercise: (shape of the data argument, the factor argument). A factor is either a
 # Python float, or ("Tensor", value) for a float32 scalar Tensor.
 CALLS = [
@@ -87,7 +87,7 @@ def _check_compiles(answer):
             "(the next cell measures it)")
 
 
-# ---- 10.4 a schedule that compiles once -------------------------------------------------------------
+# ---- 13.4 a schedule that compiles once -------------------------------------------------------------
 SCHEDULE = [0.4 * 0.7 ** k for k in range(6)]  # the checker's decaying learning rates (the lesson's: 0.5 * 0.8**k)
 _traces = []
 
@@ -170,7 +170,7 @@ def _check_schedule_train(answer):
     return None
 
 
-# ---- 10.3 a construct that compiles ----------------------------------------------------------------
+# ---- 13.3 a construct that compiles ----------------------------------------------------------------
 def _check_graph_act(answer):
     import mindspore as ms
     from mindspore import Tensor, nn, ops
@@ -208,21 +208,21 @@ def _check_graph_act(answer):
     return None
 
 
-faster_mode = Exercise("10.1", _check_faster_mode, hints=[
+faster_mode = Exercise("13.1", _check_faster_mode, hints=[
     "compare the total time each mode needs for all n steps",
     "graph mode pays compile_s once and then graph_step_s per step; PyNative pays pynative_step_s per step",
     "compare n * pynative_step_s with compile_s + n * graph_step_s; a tie is no gain",
 ])
-compiles = Exercise("10.2", _check_compiles, hints=[
+compiles = Exercise("13.2", _check_compiles, hints=[
     "a compiled graph is reused only when what it was compiled for is the same again",
     "a compiled graph is reused when every Python value and every tensor shape and dtype was seen before",
 ])
-graph_act = Exercise("10.3", _check_graph_act, hints=[
+graph_act = Exercise("13.3", _check_graph_act, hints=[
     "read MindSpore's message: it names what graph mode cannot parse",
     "MindSpore's message says it: put the lambda on a line of its own (an if statement), or use def, or nn.Identity()",
 ])
 
-schedule_train = ScaffoldExercise("10.4", _check_schedule_train, hints=[
+schedule_train = ScaffoldExercise("13.4", _check_schedule_train, hints=[
     "start from make_sgd_step above: the same step, and a loop that calls it once per learning rate",
     "the step must be compiled (@ms.jit), and the argument that changes at every call must not be a Python "
     "float",
@@ -232,7 +232,7 @@ schedule_train = ScaffoldExercise("10.4", _check_schedule_train, hints=[
 
 # ---- predictions --------------------------------------------------------------------------------------
 same_weights = Prediction(
-    "10.5", "The same net, seed and data, trained 100 steps in PyNative and 100 steps in graph mode: how do the "
+    "13.5", "The same net, seed and data, trained 100 steps in PyNative and 100 steps in graph mode: how do the "
             "final weights compare?",
     {"a": ("identical, bit for bit",
            "both modes run the same CPU kernels on the same numbers in the same order; compiling changes when and "
@@ -245,7 +245,7 @@ same_weights = Prediction(
            "fewer bits: both modes compute in float32")},
     answer="a")
 rebound_optimizer = Prediction(
-    "10.6", "train_step was compiled with the global `optimizer` (lr 0.5). Now `optimizer = nn.SGD(..., "
+    "13.6", "train_step was compiled with the global `optimizer` (lr 0.5). Now `optimizer = nn.SGD(..., "
             "learning_rate=0.0)` rebinds that name. What does the next train_step(X, Y) do?",
     {"a": ("nothing: the learning rate is now 0",
            "in Python the function would look the global name up again at each call; the compiled graph does not: "

@@ -1,22 +1,22 @@
-"""Reference solutions of notebook 10 (see course_utils/solutions/__init__.py)."""
+"""Reference solutions of notebook 13 (see course_utils/solutions/__init__.py)."""
 
-# %% 10.1 nb10.faster_mode
+# %% 13.1 nb13.faster_mode
 def faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s):
     return "graph" if compile_s + n_steps * graph_step_s < n_steps * pynative_step_s else "pynative"
 
 
 answer = faster_mode
 
-nb10.faster_mode.check(answer)
+nb13.faster_mode.check(answer)
 
 
-# %% 10.2 nb10.compiles
+# %% 13.2 nb13.compiles
 answer = 4  # 0.5 (new), 0.5 (seen), 0.25 (new value), first Tensor (new), Tensor (same shape), new shape
 
-nb10.compiles.check(answer)
+nb13.compiles.check(answer)
 
 
-# %% 10.3 nb10.graph_act
+# %% 13.3 nb13.graph_act
 class WithActFixed(nn.Cell):
     def __init__(self, use_relu):
         super().__init__()
@@ -29,11 +29,11 @@ class WithActFixed(nn.Cell):
 
 answer = WithActFixed
 
-nb10.graph_act.check(answer)
+nb13.graph_act.check(answer)
 assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check should restore the mode"
 
 
-# %% 10.4 nb10.schedule_train
+# %% 13.4 nb13.schedule_train
 def train_with_schedule(net, loss_fn, x, y, schedule):
     params = net.trainable_params()
 
@@ -57,16 +57,16 @@ def train_with_schedule(net, loss_fn, x, y, schedule):
 
 answer = train_with_schedule
 
-nb10.schedule_train.check(answer)
+nb13.schedule_train.check(answer)
 
 
-# %% 10.5 nb10.same_weights
+# %% 13.5 nb13.same_weights
 answer = "a"
 
-nb10.same_weights.check(answer)
+nb13.same_weights.check(answer)
 
 
-# %% 10.6 nb10.rebound_optimizer
+# %% 13.6 nb13.rebound_optimizer
 answer = "b"
 
-nb10.rebound_optimizer.check(answer)
+nb13.rebound_optimizer.check(answer)

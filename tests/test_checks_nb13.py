@@ -1,4 +1,4 @@
-"""The exercises of notebook 10 accept the reference solutions and reject typical wrong answers; the
+"""The exercises of notebook 13 accept the reference solutions and reject typical wrong answers; the
 timing helper counts asynchronous work and checks its arguments."""
 
 import os
@@ -10,12 +10,12 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from mindspore import Tensor, nn  # noqa: E402
 
-from course_utils.checks import nb10  # noqa: E402
+from course_utils.checks import nb13  # noqa: E402
 from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED  # noqa: E402
 from course_utils.timing import time_calls  # noqa: E402
 
 
-# ---- 10.1 faster_mode --------------------------------------------------------------------------
+# ---- 13.1 faster_mode --------------------------------------------------------------------------
 def reference_faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s):
     return "graph" if compile_s + n_steps * graph_step_s < n_steps * pynative_step_s else "pynative"
 
@@ -28,8 +28,8 @@ def via_break_even(n_steps, compile_s, pynative_step_s, graph_step_s):
 
 
 def test_faster_mode_accepts_correct_formulations():
-    assert nb10.faster_mode.evaluate(reference_faster_mode).status == CORRECT
-    assert nb10.faster_mode.evaluate(via_break_even).status == CORRECT
+    assert nb13.faster_mode.evaluate(reference_faster_mode).status == CORRECT
+    assert nb13.faster_mode.evaluate(via_break_even).status == CORRECT
 
 
 @pytest.mark.parametrize("wrong, text", [
@@ -41,36 +41,36 @@ def test_faster_mode_accepts_correct_formulations():
     (lambda n, c, p, g: None, "return the string"),
 ])
 def test_faster_mode_rejects_typical_mistakes(wrong, text):
-    result = nb10.faster_mode.evaluate(wrong)
+    result = nb13.faster_mode.evaluate(wrong)
     assert result.status == INCORRECT and text in result.message, result.message
 
 
 def test_faster_mode_not_attempted_and_not_callable():
-    assert nb10.faster_mode.evaluate(...).status == NOT_ATTEMPTED
-    result = nb10.faster_mode.evaluate("graph")
+    assert nb13.faster_mode.evaluate(...).status == NOT_ATTEMPTED
+    result = nb13.faster_mode.evaluate("graph")
     assert result.status == INCORRECT and "expected a function" in result.message
 
 
 def test_faster_mode_cases_cover_both_answers_and_the_tie():
-    answers = {reference_faster_mode(*case) for case in nb10._MODE_CASES}
+    answers = {reference_faster_mode(*case) for case in nb13._MODE_CASES}
     assert answers == {"graph", "pynative"}
-    assert (4, 1.0, 0.5, 0.25) in nb10._MODE_CASES and 1.0 + 4 * 0.25 == 4 * 0.5  # an exact tie
+    assert (4, 1.0, 0.5, 0.25) in nb13._MODE_CASES and 1.0 + 4 * 0.25 == 4 * 0.5  # an exact tie
 
 
-# ---- 10.2 compiles -----------------------------------------------------------------------------
+# ---- 13.2 compiles -----------------------------------------------------------------------------
 def test_compiles_oracle_model():
-    assert nb10.expected_compiles() == 4
-    assert nb10.expected_compiles([((3,), 0.1), ((3,), 0.2), ((3,), 0.1)]) == 2
-    assert nb10.expected_compiles([((3,), ("Tensor", 0.1)), ((3,), ("Tensor", 0.2))]) == 1
+    assert nb13.expected_compiles() == 4
+    assert nb13.expected_compiles([((3,), 0.1), ((3,), 0.2), ((3,), 0.1)]) == 2
+    assert nb13.expected_compiles([((3,), ("Tensor", 0.1)), ((3,), ("Tensor", 0.2))]) == 1
 
 
 def test_compiles_accepts_four_and_explains_mistakes():
-    assert nb10.compiles.evaluate(4).status == CORRECT
-    assert nb10.compiles.evaluate(np.int64(4)).status == CORRECT
+    assert nb13.compiles.evaluate(4).status == CORRECT
+    assert nb13.compiles.evaluate(np.int64(4)).status == CORRECT
     for wrong, text in ((6, "not every call compiles"), (3, "new shape"), (5, "value does not"),
                         (2, "each new float"), (1, "not what MindSpore does"), ("4", "whole number"),
                         (4.0, "whole number"), (True, "whole number")):
-        result = nb10.compiles.evaluate(wrong)
+        result = nb13.compiles.evaluate(wrong)
         assert result.status == INCORRECT and text in result.message, (wrong, result.message)
 
 
@@ -87,13 +87,13 @@ def test_compiles_oracle_matches_mindspore():
         count_compile()
         return x * factor
 
-    for shape, factor in nb10.CALLS:
+    for shape, factor in nb13.CALLS:
         x = Tensor(np.ones(shape, np.float32))
         scaled(x, Tensor(factor[1], ms.float32) if isinstance(factor, tuple) else factor)
-    assert len(compiles) == nb10.expected_compiles()
+    assert len(compiles) == nb13.expected_compiles()
 
 
-# ---- 10.3 graph_act ----------------------------------------------------------------------------
+# ---- 13.3 graph_act ----------------------------------------------------------------------------
 class IdentityOrRelu(nn.Cell):
     def __init__(self, use_relu):
         super().__init__()
@@ -159,7 +159,7 @@ def pynative():
 
 @pytest.mark.parametrize("solution", [IdentityOrRelu, WithIfStatement])
 def test_graph_act_accepts_solutions_and_restores_the_mode(pynative, solution):
-    result = nb10.graph_act.evaluate(solution)
+    result = nb13.graph_act.evaluate(solution)
     assert result.status == CORRECT, result.message
     assert ms.get_context("mode") == ms.PYNATIVE_MODE
 
@@ -172,7 +172,7 @@ def test_graph_act_accepts_solutions_and_restores_the_mode(pynative, solution):
     ("WithAct", "a Cell class"),
 ])
 def test_graph_act_rejects_typical_mistakes(pynative, wrong, text):
-    result = nb10.graph_act.evaluate(wrong)
+    result = nb13.graph_act.evaluate(wrong)
     assert result.status == INCORRECT and text in result.message, result.message
     assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check must restore the learner's mode"
 
@@ -180,7 +180,7 @@ def test_graph_act_rejects_typical_mistakes(pynative, wrong, text):
 def test_graph_act_restores_graph_mode_too():
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
-        assert nb10.graph_act.evaluate(IdentityOrRelu).status == CORRECT
+        assert nb13.graph_act.evaluate(IdentityOrRelu).status == CORRECT
         assert ms.get_context("mode") == ms.GRAPH_MODE
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
@@ -247,7 +247,7 @@ def test_time_calls_requires_repeat_by_keyword():
         time_calls(print)  # repeat is keyword-only and required
 
 
-# ---- 10.4 a learning-rate schedule compiled once ---------------------------------------------------
+# ---- 13.4 a learning-rate schedule compiled once ---------------------------------------------------
 def _schedule_trainer(mistake=None):
     """train_with_schedule written here, with one typical mistake or none."""
     from mindspore import ops
@@ -281,14 +281,14 @@ def _schedule_trainer(mistake=None):
 
 
 def test_schedule_oracle_is_one_step_per_rate():
-    x, y, w0 = nb10._schedule_data()
-    losses, w, b = nb10.schedule_oracle([0.0, 0.0])
+    x, y, w0 = nb13._schedule_data()
+    losses, w, b = nb13.schedule_oracle([0.0, 0.0])
     assert losses[0] == losses[1] and np.allclose(w, w0.ravel()) and b == 0.0  # lr 0: nothing moves
-    assert nb10.SCHEDULE != [0.5 * 0.8 ** k for k in range(len(nb10.SCHEDULE))]  # not the lesson's schedule
+    assert nb13.SCHEDULE != [0.5 * 0.8 ** k for k in range(len(nb13.SCHEDULE))]  # not the lesson's schedule
 
 
 def test_schedule_train_accepts_the_reference():
-    result = nb10.schedule_train.evaluate(_schedule_trainer())
+    result = nb13.schedule_train.evaluate(_schedule_trainer())
     assert result.status == CORRECT, result.message
 
 
@@ -300,17 +300,17 @@ def test_schedule_train_accepts_the_reference():
     ("no return", "return the list of the 6 losses"),
 ])
 def test_schedule_train_rejects(mistake, text):
-    result = nb10.schedule_train.evaluate(_schedule_trainer(mistake))
+    result = nb13.schedule_train.evaluate(_schedule_trainer(mistake))
     assert result.status == INCORRECT and text in result.message, result.message
 
 
 def test_schedule_train_is_not_fooled_by_constants_or_inputs():
-    oracle_losses = nb10.schedule_oracle()[0].tolist()
+    oracle_losses = nb13.schedule_oracle()[0].tolist()
     for answer in (lambda net, loss_fn, x, y, schedule: schedule,
                    lambda net, loss_fn, x, y, schedule: [0.0] * 6,
                    lambda net, loss_fn, x, y, schedule: oracle_losses,  # right losses, weights never trained
                    "train_with_schedule"):
-        assert nb10.schedule_train.evaluate(answer).status == INCORRECT
+        assert nb13.schedule_train.evaluate(answer).status == INCORRECT
 
 
 def _schedule_stub(net, loss_fn, x, y, schedule):
@@ -319,11 +319,11 @@ def _schedule_stub(net, loss_fn, x, y, schedule):
 
 
 def test_schedule_train_scaffold_is_not_attempted():
-    assert nb10.schedule_train.evaluate(_schedule_stub).status == NOT_ATTEMPTED
+    assert nb13.schedule_train.evaluate(_schedule_stub).status == NOT_ATTEMPTED
 
 
 # ---- predictions ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("prediction, right", [(nb10.same_weights, "a"), (nb10.rebound_optimizer, "b")])
+@pytest.mark.parametrize("prediction, right", [(nb13.same_weights, "a"), (nb13.rebound_optimizer, "b")])
 def test_predictions_explain_every_option(prediction, right):
     assert prediction.evaluate(right).status == CORRECT
     for letter, (_text, why) in prediction.options.items():

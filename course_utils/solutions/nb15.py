@@ -1,0 +1,46 @@
+"""Reference solutions of notebook 15 (see course_utils/solutions/__init__.py)."""
+
+# %% 15.1 nb15.shard_rows
+answer = shard_rows(10, 4, 2)  # rows 2 and 6 are dealt out, row 0 fills the third place
+
+nb15.shard_rows.check(answer)
+
+
+# %% 15.2 nb15.sum_lr
+answer = 4 * 0.5  # the all-reduce adds 4 shard gradients, each about the full-batch gradient
+
+nb15.sum_lr.check(answer)
+
+
+# %% 15.3 nb15.node_command
+answer = ("msrun --worker_num=8 --local_worker_num=4 --master_addr=192.168.1.10 --master_port=8118 "
+          "--node_rank=1 --log_dir=logs --join=True dp_train.py")
+
+nb15.node_command.check(answer)
+
+
+# %% 15.4 nb15.reduced_grads
+def all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True):
+    per_worker = []
+    for rank in range(workers):
+        rows = shard_rows(len(x), workers, rank)  # MindSpore's own sharding: dealt out, filled up from the start
+        per_worker.append(grad_fn(ms.Tensor(x[rows]), ms.Tensor(y[rows])))
+    summed = [sum(g[i] for g in per_worker) for i in range(len(per_worker[0]))]  # the all-reduce (a sum)
+    return [g / workers for g in summed] if gradients_mean else summed
+
+
+answer = all_reduced_gradients
+
+nb15.reduced_grads.check(answer)
+
+
+# %% 15.5 nb15.rank_results
+answer = "b"
+
+nb15.rank_results.check(answer)
+
+
+# %% 15.6 nb15.sum_diverges
+answer = "b"
+
+nb15.sum_diverges.check(answer)

@@ -7,7 +7,7 @@ squared error L(w, b) = mean((w*x + b - y)^2), as in ``nn.Dense(1, 1)`` + ``nn.M
 
 import numpy as np
 
-from course_utils._validate import require_int, require_number
+from course_utils._validate import require_int, require_number, shown
 
 
 def _xy(x, y):
@@ -89,3 +89,37 @@ def steps_to_converge(path, optimum, tol=CONVERGED):
         return None
     outside = np.flatnonzero(~inside)
     return 0 if outside.size == 0 else int(outside[-1] + 1)
+
+
+def minibatch_sgd(x, y, lr, batches, w=0.0, b=0.0):
+    """Mini-batch SGD on the MSE of y ~ w*x + b, as ``nn.SGD`` in a loop over a batched dataset: one step per
+    batch, each on the mean loss of that batch's rows only.
+
+    ``batches`` holds one array of row indices per step, in the order the steps see them: the shuffle order is
+    not invented here but taken from the dataset (an index column, or ``course_utils.minibatch.dataset_order``).
+    Returns (ws, bs, losses) like ``gradient_descent``: losses[k] is the loss of batch k *before* step k (what
+    the train cell returns), ws[k] and bs[k] the parameters after it.
+    """
+    x, y = _xy(x, y)
+    lr = require_number("lr", lr, 0.0)
+    w, b = require_number("w", w), require_number("b", b)
+    if isinstance(batches, (str, bytes, np.ndarray)) or not hasattr(batches, "__len__"):
+        raise TypeError(f"batches must be a list of index arrays (one per step), got {shown(batches)}")
+    rows = []
+    for k, batch in enumerate(batches):
+        idx = np.asarray(batch)
+        if idx.dtype.kind not in "iu" or idx.ndim != 1 or idx.size == 0:
+            raise ValueError(f"batches[{k}] must be a non-empty 1-D array of row indices (ints), got {shown(batch)}")
+        if idx.min() < 0 or idx.max() >= x.size:
+            raise ValueError(f"batches[{k}] holds a row index outside 0..{x.size - 1}: {shown(batch)}")
+        rows.append(idx.astype(np.int64))
+    steps = len(rows)
+    ws, bs, losses = np.empty(steps), np.empty(steps), np.empty(steps)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k, idx in enumerate(rows):
+            xb, yb = x[idx], y[idx]
+            err = w * xb + b - yb
+            losses[k] = np.mean(err * err)
+            w, b = w - lr * 2.0 * np.mean(err * xb), b - lr * 2.0 * np.mean(err)
+            ws[k], bs[k] = w, b
+    return ws, bs, losses

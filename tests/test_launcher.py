@@ -20,7 +20,7 @@ from course_utils import launcher
 from course_utils.data import make_linear_data
 from course_utils.launcher import LaunchError, launch, log_excerpt
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "11_data_parallel.ipynb"
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "15_data_parallel.ipynb"
 needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="counts processes through /proc")
 
 
@@ -85,11 +85,11 @@ def write(tmp_path, name, code):
 
 
 def notebook_script(name):
-    """The script a `%%writefile name` cell of notebook 11 writes."""
+    """The script a `%%writefile name` cell of notebook 15 writes."""
     for cell in nbformat.read(NOTEBOOK, as_version=4).cells:
         if cell.cell_type == "code" and cell.source.startswith(f"%%writefile {name}\n"):
             return cell.source.split("\n", 1)[1]
-    raise AssertionError(f"notebook 11 has no %%writefile {name} cell")
+    raise AssertionError(f"notebook 15 has no %%writefile {name} cell")
 
 
 # ---- arguments, no launch ----------------------------------------------------------------------
@@ -114,6 +114,12 @@ def notebook_script(name):
     ({"port": "8118"}, TypeError, "port must be an int"),
     ({"port": 80}, ValueError, "1024..65535"),
     ({"work_dir": "/no/such/dir"}, ValueError, "existing directory"),
+    ({"nodes": 0}, ValueError, "nodes must be an int from 1"),
+    ({"nodes": 3}, ValueError, r"num_workers \(2\) must be a multiple of nodes \(3\)"),
+    ({"nodes": 2, "node_ranks": [1]}, ValueError, "include node 0"),
+    ({"nodes": 2, "node_ranks": [0, 0]}, ValueError, "different nodes"),
+    ({"nodes": 2, "node_ranks": [0, 2]}, ValueError, "from 0 to 1"),
+    ({"nodes": 2, "node_ranks": "01"}, TypeError, "list of node numbers"),
 ])
 def test_bad_arguments_are_refused_before_anything_starts(tmp_path, kwargs, error, text):
     script = write(tmp_path, "ok.py", "print('hi')\n")
@@ -162,6 +168,33 @@ def test_free_port_and_command_line(tmp_path):
         result.printed(3)
 
 
+def test_commands_of_two_nodes_on_one_machine(tmp_path):
+    """Two nodes: the same job options, --node_rank 0 and 1, one local worker each; node 1 starts no scheduler."""
+    node = [launcher.msrun_command(tmp_path / "t.py", 2, 8118, tmp_path / "logs", 30, nodes=2, node_rank=k)
+            for k in (0, 1)]
+    assert node[0][1:3] == ["-m", "mindspore.parallel.cluster.run"] and node[1][1:3] == ["-c", launcher.NODE_SHIM]
+    for k in (0, 1):
+        assert node[k][3:7] == ["--worker_num=2", "--local_worker_num=1", f"--node_rank={k}",
+                                "--master_addr=127.0.0.1"]
+    assert node[0][3:] == [a.replace("--node_rank=1", "--node_rank=0") for a in node[1][3:]]
+    result = launcher.LaunchResult(node[0], str(tmp_path), {}, {}, 1.0, node)
+    assert result.display_command().splitlines() == [
+        f"msrun --worker_num=2 --local_worker_num=1 --node_rank={k} --master_addr=127.0.0.1 --master_port=<port> "
+        "--log_dir=<work_dir>/logs --join=True --cluster_time_out=30 t.py" for k in (0, 1)]
+    with pytest.raises(ValueError, match="node_rank must be an int from 0 to 1"):
+        launcher.msrun_command(tmp_path / "t.py", 2, 8118, tmp_path, nodes=2, node_rank=2)
+
+
+def test_the_node_shim_only_changes_whose_address_it_is():
+    """What NODE_SHIM replaces exists in msrun and is what decides whether a node starts the scheduler."""
+    import inspect
+
+    from mindspore.parallel.cluster.process_entity import _api
+
+    assert "self.is_master = _is_local_ip(self.master_addr)" in inspect.getsource(_api._ProcessManager.__init__)
+    assert "if self.is_master and not self.is_simulation:" in inspect.getsource(_api._ProcessManager.run)
+
+
 def test_log_excerpt_keeps_the_traceback_and_drops_mindspore_noise():
     log = textwrap.dedent("""\
         rank 1 starting
@@ -186,7 +219,7 @@ def test_log_excerpt_keeps_the_traceback_and_drops_mindspore_noise():
 # ---- real launches -------------------------------------------------------------------------------
 @needs_proc
 def test_notebook_script_on_four_workers_equals_one_process(tmp_path, no_leftovers):
-    """Exercise 11.2's premise and section 6 with 4 workers: the notebook's dp_train.py, for real."""
+    """Exercise 15.2's premise and section 6 with 4 workers: the notebook's dp_train.py, for real."""
     import mindspore as ms
     from mindspore import nn
 
@@ -254,6 +287,23 @@ def test_a_worker_that_never_joins(tmp_path, no_leftovers):
     assert "The cluster never formed: rank 1 never joined" in message and "rank 0 gave up waiting" in message
     assert "Failed to initialize distributed job cluster" in message, "rank 0's log is quoted"
     assert "did not finish within" not in message
+
+
+@needs_proc
+def test_a_node_that_never_joins_is_named(tmp_path, no_leftovers):
+    """Two nodes, node 1 never started (a machine that never came up): a clear error, nothing left running."""
+    script = write(tmp_path, "ok.py", """
+        import mindspore as ms
+        from mindspore.communication import init
+        ms.set_device("CPU")
+        init()
+    """)
+    with pytest.raises(LaunchError) as caught:
+        launch(script, num_workers=2, nodes=2, node_ranks=[0], timeout=300, cluster_time_out=5)
+    message = str(caught.value)
+    assert "The cluster never formed: node 1 (rank 1) never joined (was never started)" in message, message
+    assert "rank 0 gave up waiting" in message and "--- rank 0: worker_0.log ---" in message
+    assert "--- rank 1" not in message and "did not finish within" not in message
 
 
 @needs_proc

@@ -132,3 +132,41 @@ def plot_decision_boundary(predict, x, labels, ax=None, title=None, resolution=1
     if title is not None:
         ax.set_title(title)
     return ax
+
+
+HOOK_LANES = ("train", "train_epoch", "train_step", "eval", "eval_epoch", "eval_step")
+
+
+def plot_hook_timeline(calls, ax=None, title="Callback hooks in the order Model.fit called them"):
+    """Draw recorded callback hooks ("on_train_begin", "on_eval_step_end", ...) as nested bars over time.
+
+    Each ``on_X_begin`` ... ``on_X_end`` pair becomes one bar on lane X, from the position of its begin
+    call to that of its end call (positions 0, 1, 2, ... in ``calls``), so nesting and order can be read.
+    """
+    if isinstance(calls, str) or not all(isinstance(c, str) for c in calls) or not calls:
+        raise TypeError(f"calls must be a non-empty list of hook names such as 'on_train_begin', got {shown(calls)}")
+    open_at, bars = {}, []
+    for i, name in enumerate(calls):
+        lane, _, edge = name.removeprefix("on_").rpartition("_")
+        if lane not in HOOK_LANES or edge not in ("begin", "end"):
+            raise ValueError(f"{name!r} is not a hook of the form on_<{'|'.join(HOOK_LANES)}>_<begin|end>")
+        if edge == "begin":
+            open_at[lane] = i
+        elif lane not in open_at:
+            raise ValueError(f"{name!r} at position {i} has no {lane} begin before it")
+        else:
+            bars.append((lane, open_at.pop(lane), i))
+    ax = _axes(ax)
+    counts = dict.fromkeys(HOOK_LANES, 0)
+    for lane, start, end in bars:
+        row = len(HOOK_LANES) - 1 - HOOK_LANES.index(lane)
+        counts[lane] += 1
+        colour = "tab:blue" if lane.startswith("train") else "tab:orange"
+        ax.barh(row, end - start, left=start, height=0.6, color=colour, alpha=0.35, edgecolor=colour)
+        label = {"train": "the whole run", "eval": "validation"}.get(lane, lane.split("_")[-1])
+        ax.text((start + end) / 2, row, f"{label} {counts[lane]}", ha="center", va="center", fontsize=8)
+    ax.set_yticks(range(len(HOOK_LANES)), [f"on_{lane}_*" for lane in reversed(HOOK_LANES)])
+    ax.set_xlim(-0.5, len(calls) - 0.5)
+    ax.set_xlabel("position in the recorded sequence of hook calls")
+    ax.set_title(title)
+    return ax

@@ -1,77 +1,19 @@
-"""Plumbing for the checkpoint notebook (08): show an expected error readably, damage a file on purpose.
+"""Plumbing for the checkpoint notebook (11): damage a file on purpose.
 
-``expect_error`` runs a block that must fail and prints the error the way a learner should read it:
-without MindSpore's own ``[ERROR] ME(pid...)`` log line (it carries a PID and a time stamp) and with
-absolute paths shortened to names relative to a folder (the scratch directory changes at every run).
-``quiet_python_logs`` hides those log lines around code that fails often (a loop over damaged files).
 ``flip_bit`` and ``reseal_crc`` damage or re-seal a checkpoint file for the integrity demonstrations.
+``expect_error`` and ``quiet_python_logs`` (the course's one style for an expected error) live in
+``course_utils.errors`` and are importable from here too.
 """
 
 import binascii
-import contextlib
-import logging
 import os
+
+from course_utils.errors import CaughtError, expect_error, quiet_python_logs  # noqa: F401
 
 # A .ckpt saved with crc_check=True ends with b"crc_num" and the CRC32 of everything before it, as 10
 # big-endian bytes (MindSpore 2.10, mindspore/train/serialization.py).
 _CRC_TAG = b"crc_num"
 _CRC_BYTES = 10
-
-
-class CaughtError:
-    """What ``expect_error`` caught: ``exception`` and the ``message`` it printed (paths shortened)."""
-
-    def __init__(self):
-        self.exception = None
-        self.message = ""
-
-    def __repr__(self):
-        return f"CaughtError({type(self.exception).__name__ if self.exception else None})"
-
-
-def _shorten(text, folder):
-    prefix = os.path.realpath(folder).rstrip(os.sep) + os.sep
-    return str(text).replace(prefix, "")
-
-
-@contextlib.contextmanager
-def quiet_python_logs():
-    """Hide Python log records (MindSpore's ``[ERROR] ME(pid...)`` lines) inside the block, then restore."""
-    previous = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logging.disable(previous)
-
-
-@contextlib.contextmanager
-def expect_error(*types, folder=None):
-    """Run the block, which must raise one of ``types``; print ``Type: message`` (and its cause).
-
-    Python log records (MindSpore logs an error line before raising) are hidden while the block runs.
-    Paths under ``folder`` (default: the working directory) are printed relative to it. Raises
-    AssertionError if the block raises nothing; an exception of another type propagates unchanged.
-    """
-    if not types or not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):
-        raise TypeError(f"give the expected exception classes, e.g. expect_error(ValueError), got {types!r}")
-    folder = os.getcwd() if folder is None else folder
-    if not os.path.isdir(folder):
-        raise ValueError(f"folder must be an existing directory, got {folder!r}")
-    caught = CaughtError()
-    try:
-        with quiet_python_logs():
-            yield caught
-    except types as exc:
-        caught.exception = exc
-        lines = [f"{type(exc).__name__}: {_shorten(exc, folder)}"]
-        if exc.__cause__ is not None:
-            lines.append(f"  caused by {type(exc.__cause__).__name__}: {_shorten(exc.__cause__, folder)}")
-        caught.message = "\n".join(lines)
-        print(caught.message)
-    else:
-        names = " or ".join(t.__name__ for t in types)
-        raise AssertionError(f"expected {names}, but the block raised nothing")
 
 
 def _check_file(path):

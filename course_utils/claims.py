@@ -46,6 +46,6 @@ def claim(text, holds, **measured):
                         f" for an array use np.all(...) or np.any(...)")
     if holds:
         print(f"✓ {text}")
-        return True
+        return None  # nothing for a notebook cell to echo after the ✓ line
     values = ", ".join(f"{name} = {_measured(value)}" for name, value in measured.items())
     raise ClaimFailed(f"✗ {text}" + (f"\n  measured: {values}" if values else ""))

@@ -4,8 +4,9 @@
         net(Tensor(np.ones((4, 1)), ms.float64))
 
 prints ``TypeError: For 'MatMul', the type of 'x2' ...`` and nothing else: no traceback frames, no
-MindSpore ``[ERROR] ME(pid...)`` log line (it carries a PID and a time stamp), no C++ call stack (it is
-for framework developers), absolute paths under a folder (default: the working directory) shortened.
+MindSpore ``[ERROR] ME(pid...)`` log line (it carries a PID and a time stamp), no C++ call stack or
+graph position (they are for framework developers), absolute paths under a folder (default: the working
+directory) shortened.
 The cell does not fail, so the notebook goes on; if the block raises nothing, expect_error raises
 AssertionError, so the claim "this fails" is still checked at every run.
 """
@@ -15,7 +16,9 @@ import logging
 import os
 
 MAX_LINES = 6  # of the message; the rest is cut with a note (MindSpore's messages can run to 30 lines)
-_CPP_STACK = "- C++ Call Stack:"
+# Where MindSpore's messages turn from the learner to the framework developer: the C++ call stack, and the
+# compiled graph's id and source position (a file path that changes with every run of a notebook cell).
+_DEVELOPER_PARTS = ("- C++ Call Stack:", "FunctionGraph ID :", "NodeInfo: In file", "The function call stack")
 
 
 class CaughtError:
@@ -31,8 +34,9 @@ class CaughtError:
 
 def _short(exc, folder):
     text = str(exc)
-    if _CPP_STACK in text:
-        text = text[: text.index(_CPP_STACK)].rstrip("- \n")
+    for marker in _DEVELOPER_PARTS:
+        if marker in text:
+            text = text[: text.index(marker)].rstrip("- \n")
     prefix = os.path.realpath(folder).rstrip(os.sep) + os.sep
     lines = [line.rstrip() for line in text.replace(prefix, "").strip().splitlines()]
     lines = [line for i, line in enumerate(lines) if line or (i and lines[i - 1])]  # no double blank lines

@@ -20,6 +20,9 @@ def test_cuts_the_cpp_call_stack_and_long_messages(capsys):
     with expect_error(TypeError):
         raise TypeError(cpp)
     assert capsys.readouterr().out == "TypeError: For 'MatMul', wrong type.\n"
+    with expect_error(TypeError):
+        raise TypeError("3 parameters, 2 arguments.\nFunctionGraph ID : grad_7\nNodeInfo: In file /x/y.py:121\n")
+    assert capsys.readouterr().out == "TypeError: 3 parameters, 2 arguments.\n"
     with expect_error(RuntimeError):
         raise RuntimeError("\n".join(f"line {i}" for i in range(20)))
     out = capsys.readouterr().out.splitlines()

@@ -14,24 +14,29 @@ from course_utils._validate import shown
 DEFAULT_PATH = Path(__file__).with_name("config.yaml")
 OPTIMIZERS = ("adam", "momentum", "sgd")
 MODES = ("graph", "pynative")
+AMP_LEVELS = ("O0", "O1", "O2", "O3")
 SEED_MAX = 2**32 - 1  # numpy's and MindSpore's seeds are 32-bit
 
 # (section, key): (type, check, what it must be). A number is an int or a float, and always finite.
 _RULES = {
+    ("data", "classes"): (int, lambda v: 2 <= v <= 10, "an int from 2 to 10"),
     ("data", "n_train"): (int, lambda v: 8 <= v <= 1_000_000, "an int from 8 to 1000000"),
     ("data", "n_val"): (int, lambda v: 1 <= v <= 1_000_000, "an int from 1 to 1000000"),
-    ("data", "noise"): (float, lambda v: 0 <= v <= 1e6, "a number from 0 to 1e6"),
-    # the validation data uses seed + 1
-    ("data", "seed"): (int, lambda v: 0 <= v <= SEED_MAX - 1, f"an int from 0 to {SEED_MAX - 1}"),
+    ("data", "n_test"): (int, lambda v: 1 <= v <= 1_000_000, "an int from 1 to 1000000"),
+    ("data", "noise"): (float, lambda v: 0 <= v <= 10, "a number from 0 to 10"),
+    # the validation and test data use seed + 1 and seed + 2
+    ("data", "seed"): (int, lambda v: 0 <= v <= SEED_MAX - 2, f"an int from 0 to {SEED_MAX - 2}"),
     ("model", "hidden"): (int, lambda v: 1 <= v <= 4096, "an int from 1 to 4096"),
+    ("model", "layers"): (int, lambda v: 0 <= v <= 8, "an int from 0 to 8 (0: a straight-line classifier)"),
     ("train", "optimizer"): (str, lambda v: v in OPTIMIZERS, f"one of {OPTIMIZERS}"),
     ("train", "learning_rate"): (float, lambda v: 0 < v <= 10, "a number in (0, 10]"),
     ("train", "epochs"): (int, lambda v: 1 <= v <= 100_000, "an int from 1 to 100000"),
     ("train", "batch_size"): (int, lambda v: 1 <= v <= 1_000_000, "an int from 1 to 1000000"),
     ("train", "weight_decay"): (float, lambda v: 0 <= v <= 1e3, "a number from 0 to 1000"),
-    ("train", "keep_checkpoints"): (int, lambda v: 1 <= v <= 1000, "an int from 1 to 1000"),
+    ("train", "patience"): (int, lambda v: 0 <= v <= 100_000, "an int from 0 (never stop early) to 100000"),
     ("train", "seed"): (int, lambda v: 0 <= v <= SEED_MAX, f"an int from 0 to {SEED_MAX}"),
     ("train", "mode"): (str, lambda v: v in MODES, f"one of {MODES}"),
+    ("train", "amp"): (str, lambda v: v in AMP_LEVELS, f"one of {AMP_LEVELS}"),
 }
 SECTIONS = tuple(dict.fromkeys(section for section, _ in _RULES))
 

@@ -1,20 +1,27 @@
-"""Train the capstone model from the command line; checkpoints go where --ckpt-dir says.
+"""Train the capstone classifier from the command line.
 
-    python -m capstone.train --ckpt-dir DIR [--config FILE] [--epochs N] [--overwrite] [--quiet]
+    python -m capstone.train --ckpt-dir DIR [--config FILE] [--epochs N] [--mode graph|pynative]
+                             [--amp O0|O1|O2|O3] [--workers N [--nodes K]] [--overwrite] [--quiet]
+    python -m capstone.train --resume DIR [--workers N [--nodes K]]   # continue an interrupted run exactly
+    python -m capstone.train --rubric                                 # the challenge's rules
 
-DIR must be new, empty, or hold an earlier run of this script. An earlier run is never replaced
-silently: pass --overwrite to delete its checkpoints and summary.json first, or give each run its own
-directory. A directory that holds anything else is refused, so a run cannot mix its files with others.
+DIR must be new, empty, or hold an earlier run of this script (replaced only with --overwrite). A run
+writes there: config.yaml (what it trained with), last.ckpt (weights, optimizer state and epoch, after every
+epoch), best.ckpt (the epoch with the best validation accuracy), history.json, report.json (held-out
+accuracy and loss, time, parameters, score) and report.png (decision regions and curves). --resume DIR
+continues from last.ckpt with DIR's config.yaml and ends bitwise equal to a run never interrupted.
+--workers N > 1 runs the same training data-parallel with msrun (N workers, each batch split between them);
+--nodes K rehearses K machines on this one (K msrun invocations, --node_rank 0 .. K-1).
 
 Exit codes:
-  0  training finished: best.ckpt, the last checkpoints and summary.json are in DIR
+  0  training finished: the files above are in DIR
   1  unexpected error (a bug: please report the traceback)
   2  bad command line or configuration: one line names the option or key, what it must be and what
      was found; nothing is written
   3  DIR refused: empty path, not a directory, holds another run (without --overwrite) or other
-     files, or cannot be created; nothing is written
-  4  training diverged (the loss or validation MSE became NaN or inf): training stops, summary.json is
-     still written (valid JSON, with "diverged": true and null for non-finite numbers)
+     files, cannot be created, or (--resume) holds no run to resume; nothing is written
+  4  training diverged (the loss became NaN or inf): training stops, report.json is still written
+     (valid JSON, with "diverged": true and null for non-finite numbers)
 """
 
 import argparse
@@ -22,20 +29,41 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
-import warnings
+import time
 from pathlib import Path
 
 os.environ.setdefault("GLOG_v", "3")  # before importing mindspore: keep the console readable
 
 EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_CKPT_DIR, EXIT_DIVERGED = 0, 1, 2, 3, 4
-# What a run writes into its directory: best.ckpt, summary.json, and ModelCheckpoint's files
-# (capstone-<epoch>_<step>.ckpt, capstone-graph.meta; capstone_1-... when names are taken).
-_RUN_FILE = re.compile(r"^(best\.ckpt|summary\.json|capstone(_\d+)?-.+\.(ckpt|meta))$")
+# What a run writes into its directory (ModelCheckpoint is not used: one last.ckpt holds the state).
+_RUN_FILE = re.compile(r"^(best\.ckpt|last\.ckpt|config\.yaml|history\.json|report\.json|report\.png)$")
+
+# The scored challenge (--rubric prints it; report.json carries the score).
+THRESHOLD = 0.95  # held-out (test) accuracy a run must reach to score at all
+REF_PARAMETERS, REF_SECONDS = 1251, 5.0  # the default configuration: 1251 parameters, about 5 s here
+RUBRIC = f"""The capstone challenge
+  1. Accuracy gate: held-out test accuracy (report.json "test_accuracy") must be >= {THRESHOLD:.2f};
+     below it the score is 0.
+  2. Then smaller and faster wins: score = 100 * sqrt({REF_PARAMETERS} / parameters) * sqrt({REF_SECONDS:g} /
+     train_seconds). The default configuration scores about 100; halving the parameters or the training
+     time multiplies the score by 1.41.
+  3. Rules: change only the configuration file (any key), train with `python -m capstone.train --config
+     FILE --ckpt-dir DIR` on the machine everyone uses, and hand in DIR/report.json. The data keys
+     (data.*) must stay at their defaults: the held-out set is the same for everyone.
+"""
 
 
 class CkptDirError(ValueError):
-    """The checkpoint directory cannot be used (exit code 3)."""
+    """The run directory cannot be used (exit code 3)."""
+
+
+def score(test_accuracy, parameters, train_seconds):
+    """The challenge's score (see RUBRIC): 0 below the accuracy gate."""
+    if not (isinstance(test_accuracy, float) and test_accuracy >= THRESHOLD) or train_seconds <= 0:
+        return 0.0
+    return round(100.0 * math.sqrt(REF_PARAMETERS / parameters) * math.sqrt(REF_SECONDS / train_seconds), 1)
 
 
 def prepare_ckpt_dir(ckpt_dir, overwrite=False):
@@ -55,8 +83,8 @@ def prepare_ckpt_dir(ckpt_dir, overwrite=False):
                                f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): choose a new or "
                                f"empty directory")
         if names and not overwrite:
-            raise CkptDirError(f"--ckpt-dir {path} already holds a run ({_describe_run(path)}): pass --overwrite "
-                               f"to replace it, or choose a new directory")
+            raise CkptDirError(f"--ckpt-dir {path} already holds a run: pass --overwrite to replace it, "
+                               f"--resume {path} to continue it, or choose a new directory")
         for name in names:
             (path / name).unlink()
     try:
@@ -66,151 +94,323 @@ def prepare_ckpt_dir(ckpt_dir, overwrite=False):
     return path
 
 
-def _describe_run(path):
+def resumable(run_dir):
+    """The epoch to resume ``run_dir`` from; raises CkptDirError if it holds no run to resume."""
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise CkptDirError(f"--resume {path}: no such directory")
+    for name in ("config.yaml", "last.ckpt", "history.json"):
+        if not (path / name).is_file():
+            raise CkptDirError(f"--resume {path}: it holds no {name}, so no run to resume (start one with "
+                               f"--ckpt-dir)")
+    import mindspore as ms
+
     try:
-        best = json.loads((path / "summary.json").read_text())["best_val_mse"]
-        return f"best validation MSE {best:.5f}" if isinstance(best, float) else "it diverged"
-    except (OSError, ValueError, KeyError, TypeError):
-        return "its checkpoints"
+        return int(ms.load_checkpoint(str(path / "last.ckpt"), choice_func=lambda name: name == "epoch")["epoch"])
+    except (ValueError, RuntimeError, KeyError, OSError) as exc:
+        raise CkptDirError(f"--resume {path}: last.ckpt cannot be read ({str(exc).splitlines()[0]})") from None
 
 
-def build(config):
-    """Data sets, model, loss and optimizer from a configuration (validated here)."""
+def build(config, num_shards=1, shard_id=0, first_epoch=0):
+    """Data sets, model, loss and optimizer from a (validated) configuration."""
     import mindspore as ms
     import mindspore.dataset as ds
     from mindspore import nn
 
-    from capstone.config import validate
-    from capstone.data import make_sine_data
+    from capstone.data import EpochBatches, load_splits
     from capstone.model import MLP
 
-    config = validate(config)
-    d, t = config["data"], config["train"]
+    d, m, t = config["data"], config["model"], config["train"]
     ms.set_seed(t["seed"])
-    x, y = make_sine_data(d["n_train"], d["noise"], d["seed"])
-    vx, vy = make_sine_data(d["n_val"], d["noise"], d["seed"] + 1)
-    train_set = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=True).batch(t["batch_size"])
-    val_set = ds.NumpySlicesDataset({"x": vx, "y": vy}, shuffle=False).batch(d["n_val"])
-    net = MLP(config["model"]["hidden"])
+    splits = load_splits(d)
+    x, y = splits["train"]
+    source = EpochBatches(x, y, t["batch_size"], t["seed"], first_epoch, num_shards, shard_id)
+    train_set = ds.GeneratorDataset(source, ["x", "y"], shuffle=False)
+    val_set = ds.NumpySlicesDataset({"x": splits["val"][0], "y": splits["val"][1]}, shuffle=False).batch(d["n_val"])
+    net = MLP(m["hidden"], m["layers"], d["classes"])
+    if t["amp"] != "O0":
+        net = ms.amp.auto_mixed_precision(net, t["amp"])
     params, lr, wd = net.trainable_params(), t["learning_rate"], t["weight_decay"]
-    optimizer = {"adam": lambda: nn.Adam(params, lr, weight_decay=wd),
-                 "momentum": lambda: nn.Momentum(params, lr, 0.9, weight_decay=wd),
-                 "sgd": lambda: nn.SGD(params, lr, weight_decay=wd)}[t["optimizer"]]()
-    return net, nn.MSELoss(), optimizer, train_set, val_set
+    if t["optimizer"] == "adam":
+        optimizer = nn.Adam(params, lr, weight_decay=wd)
+    elif t["optimizer"] == "momentum":
+        optimizer = nn.Momentum(params, lr, 0.9, weight_decay=wd)
+    else:
+        optimizer = nn.SGD(params, lr, weight_decay=wd)
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    return net, loss_fn, optimizer, train_set, val_set, splits
 
 
-class Progress:
-    """A callback that prints one line per epoch group, keeps the best validation loss, and stops training
-    when the loss or the validation MSE is no longer finite (``diverged_at`` is then that epoch)."""
+def _progress_callback_class():
+    from mindspore.train import Callback
 
-    def __new__(cls, *args, **kwargs):  # subclass MindSpore's Callback lazily (import cost)
-        from mindspore.train import Callback
+    class Progress(Callback):
+        """A progress bar, the best checkpoint, an early stop, and last.ckpt after every epoch.
 
-        class _Progress(Callback):
-            def __init__(self, model, val_set, ckpt_dir, every, quiet):
-                super().__init__()
-                self.model, self.val_set, self.ckpt_dir = model, val_set, Path(ckpt_dir)
-                self.every, self.quiet, self.best, self.history = every, quiet, float("inf"), []
-                self.diverged_at = None
+        ``Model.fit`` evaluates the validation set before on_train_epoch_end, which finds the results in
+        ``eval_results`` and takes its decisions there (a stop requested in on_eval_end would be ignored).
+        """
 
-            def on_train_epoch_end(self, run_context):
-                import mindspore as ms
+        def __init__(self, run_dir, total_epochs, patience, state, history, quiet, writer):
+            super().__init__()
+            self.run_dir, self.total, self.patience = run_dir, total_epochs, patience
+            self.best, self.best_epoch, self.bad_epochs, self.prior_seconds = state
+            self.started = time.perf_counter()
+            self.history, self.quiet, self.writer = history, quiet, writer
+            self.losses, self.step_seconds, self.diverged_at, self.stopped_early = [], [], None, False
+            self._started = 0.0
 
-                cb = run_context.original_args()
-                epoch, total = cb.cur_epoch_num, cb.epoch_num
-                train_loss = float(cb.net_outputs.asnumpy())
-                if epoch % self.every and epoch != total and math.isfinite(train_loss):
-                    return
-                val = float(self.model.eval(self.val_set, dataset_sink_mode=False)["mse"])
-                self.history.append({"epoch": epoch, "train_loss": train_loss, "val_mse": val})
-                mark = ""
-                if val < self.best:
-                    self.best = val
-                    ms.save_checkpoint(cb.network, str(self.ckpt_dir / "best.ckpt"))
-                    mark = "  (best, saved best.ckpt)"
+        def seconds(self):
+            """Training time so far, the part before an interruption included."""
+            return self.prior_seconds + time.perf_counter() - self.started
+
+        def on_train_step_begin(self, run_context):
+            self._started = time.perf_counter()
+
+        def on_train_step_end(self, run_context):
+            self.step_seconds.append(time.perf_counter() - self._started)
+            cb = run_context.original_args()
+            self.losses.append(float(cb.net_outputs.asnumpy()))
+            if not math.isfinite(self.losses[-1]):
+                self.diverged_at = cb.cur_epoch_num
+                run_context.request_stop()
+
+        def on_train_epoch_end(self, run_context):
+            import mindspore as ms
+
+            cb = run_context.original_args()
+            epoch, results = cb.cur_epoch_num, cb.eval_results
+            if self.diverged_at is not None:
+                return
+            train_loss = statistics.fmean(self.losses) if self.losses else float("nan")
+            self.losses = []
+            row = {"epoch": epoch, "train_loss": train_loss, "val_loss": float(results["loss"]),
+                   "val_accuracy": float(results["accuracy"])}
+            self.history.append(row)
+            mark = ""
+            if row["val_accuracy"] > self.best:
+                self.best, self.best_epoch, self.bad_epochs = row["val_accuracy"], epoch, 0
+                if self.writer:
+                    ms.save_checkpoint(cb.network, str(self.run_dir / "best.ckpt"))
+                mark = " best"
+            else:
+                self.bad_epochs += 1
+            stop = self.patience and self.bad_epochs >= self.patience and epoch < self.total
+            if self.writer:  # the whole state, so that a resumed run goes on exactly as this one would
+                state = {"epoch": epoch, "best": self.best, "best_epoch": self.best_epoch,
+                         "bad_epochs": self.bad_epochs, "seconds": self.seconds()}
+                ms.save_checkpoint(cb.train_network, str(self.run_dir / "last.ckpt"), append_dict=state)
+                (self.run_dir / "history.json").write_text(json.dumps(self.history, indent=1))
+            if not self.quiet:
+                done = round(20 * epoch / self.total)
+                print(f"epoch {epoch:3d}/{self.total} [{'#' * done}{'.' * (20 - done)}] train loss "
+                      f"{train_loss:.4f}  val accuracy {row['val_accuracy']:.3f}{mark}", flush=True)
+            if stop:
+                self.stopped_early = True
                 if not self.quiet:
-                    print(f"epoch {epoch:4d}/{total}  train loss {train_loss:.5f}  val mse {val:.5f}{mark}",
-                          flush=True)
-                if not (math.isfinite(train_loss) and math.isfinite(val)):
-                    self.diverged_at = epoch
-                    run_context.request_stop()
+                    print(f"early stop: no better validation accuracy for {self.patience} epochs", flush=True)
+                run_context.request_stop()
 
-        return _Progress(*args, **kwargs)
+    return Progress
 
 
 def _finite_or_none(value):
     return value if isinstance(value, float) and math.isfinite(value) else None
 
 
-def train(config, ckpt_dir, quiet=False, overwrite=False):
-    """Train; write checkpoints and summary.json into ``ckpt_dir`` (see ``prepare_ckpt_dir``); return the
-    summary. ``summary["diverged"]`` is True when the loss became NaN or inf (training then stops)."""
+def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_after=None):
+    """Train (rank ``rank`` of ``workers``); rank 0 writes the run's files into ``run_dir`` (prepared by
+    the caller) and the report, which is returned. ``resume_from`` continues from run_dir/last.ckpt;
+    ``stop_after`` stops after that epoch as if interrupted (to rehearse a resume)."""
     import mindspore as ms
-    from mindspore.train import CheckpointConfig, Model, ModelCheckpoint
+    import yaml
+    from mindspore.train import Model
 
-    from capstone.config import validate
+    from capstone.model import count_parameters
 
-    config = validate(config)
-    ckpt_dir = prepare_ckpt_dir(ckpt_dir, overwrite)
-    t = config["train"]
+    t, run_dir, writer = config["train"], Path(run_dir), rank == 0
     ms.set_context(mode=ms.GRAPH_MODE if t["mode"] == "graph" else ms.PYNATIVE_MODE)
-    net, loss_fn, optimizer, train_set, val_set = build(config)
-    model = Model(net, loss_fn, optimizer, metrics={"mse"})
-    steps_per_epoch = train_set.get_dataset_size()
-    every = max(1, t["epochs"] // 10)
-    progress = Progress(model, val_set, ckpt_dir, every, quiet)
-    keep = ModelCheckpoint(prefix="capstone", directory=str(ckpt_dir),
-                           config=CheckpointConfig(save_checkpoint_steps=steps_per_epoch * every,
-                                                   keep_checkpoint_max=t["keep_checkpoints"]))
-    with warnings.catch_warnings():  # numpy overflow in MindSpore's MSE metric on a diverged net: reported below
-        warnings.filterwarnings("ignore", "(overflow|invalid value) encountered", RuntimeWarning)
-        model.train(t["epochs"], train_set, callbacks=[progress, keep], dataset_sink_mode=False)
-    history = [{key: _finite_or_none(v) if key != "epoch" else v for key, v in row.items()}
-               for row in progress.history]
-    summary = {"best_val_mse": _finite_or_none(progress.best), "history": history,
-               "checkpoints": sorted(p.name for p in ckpt_dir.glob("*.ckpt")),
-               "diverged": progress.diverged_at is not None, "diverged_at_epoch": progress.diverged_at}
-    (ckpt_dir / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=False))
-    return summary
+    net, loss_fn, optimizer, train_set, val_set, splits = build(config, workers, rank, resume_from)
+    model = Model(net, loss_fn, optimizer, metrics={"accuracy", "loss"})
+    state, history = (float("-inf"), 0, 0, 0.0), []
+    if resume_from:
+        saved = ms.load_checkpoint(str(run_dir / "last.ckpt"))
+        state = (float(saved.pop("best").asnumpy()), int(saved.pop("best_epoch").asnumpy()),
+                 int(saved.pop("bad_epochs").asnumpy()), float(saved.pop("seconds").asnumpy()))
+        saved.pop("epoch")
+        not_loaded, _ = ms.load_param_into_net(model.train_network, saved)
+        if not_loaded:
+            raise CkptDirError(f"--resume {run_dir}: last.ckpt does not fit this model (missing {not_loaded[:3]})")
+        history = [row for row in json.loads((run_dir / "history.json").read_text()) if row["epoch"] <= resume_from]
+    elif writer:
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    progress = _progress_callback_class()(run_dir, t["epochs"], t["patience"], state, history, quiet, writer)
+    last_epoch = t["epochs"] if stop_after is None else min(stop_after, t["epochs"])
+    progress.started = time.perf_counter()
+    if resume_from < last_epoch:
+        model.fit(last_epoch, train_set, val_set, callbacks=[progress], dataset_sink_mode=False,
+                  initial_epoch=resume_from)
+    seconds = progress.seconds()
+    diverged = progress.diverged_at is not None
+    report = {"test_accuracy": None, "test_loss": None}
+    if (run_dir / "best.ckpt").is_file() and not diverged:
+        best = ms.load_checkpoint(str(run_dir / "best.ckpt"))
+        ms.load_param_into_net(net, best)
+        tx, ty = splits["test"]
+        test_set = ms.dataset.NumpySlicesDataset({"x": tx, "y": ty}, shuffle=False).batch(len(tx))
+        results = model.eval(test_set, dataset_sink_mode=False)
+        report = {"test_accuracy": float(results["accuracy"]), "test_loss": float(results["loss"])}
+    parameters = count_parameters(net)
+    steps = progress.step_seconds
+    report.update({
+        "parameters": parameters, "train_seconds": seconds, "epochs_run": len(progress.history),
+        "best_epoch": progress.best_epoch, "val_accuracy": _finite_or_none(progress.best),
+        "stopped_early": progress.stopped_early, "interrupted": last_epoch < t["epochs"] and not progress.stopped_early,
+        "resumed_from_epoch": resume_from, "first_step_seconds": steps[0] if steps else None,
+        "median_step_seconds": statistics.median(steps[1:]) if len(steps) > 1 else None,
+        "mode": t["mode"], "amp": t["amp"], "workers": workers, "diverged": diverged,
+        "diverged_at_epoch": progress.diverged_at})
+    report["score"] = score(report["test_accuracy"], parameters, seconds)
+    report["passed"] = report["score"] > 0
+    report = {key: _finite_or_none(v) if isinstance(v, float) else v for key, v in report.items()}
+    if writer:
+        (run_dir / "report.json").write_text(json.dumps(report, indent=1, allow_nan=False))
+        if report["test_accuracy"] is not None:
+            from capstone.figure import save_report_figure
+
+            save_report_figure(net, splits["test"], progress.history, run_dir / "report.png")
+    return report
+
+
+def _worker_setup():
+    """Inside msrun: join the cluster and switch on data parallelism (before any Model is built)."""
+    import mindspore as ms
+    from mindspore.communication import get_group_size, get_rank, init
+
+    ms.set_device("CPU")
+    init()
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    return get_group_size(), get_rank()
+
+
+def _check_workers(config, workers, nodes):
+    """Data parallelism must split every batch evenly, so that it equals one process exactly."""
+    t, n = config["train"], config["data"]["n_train"]
+    if workers % nodes:
+        raise ValueError(f"--workers ({workers}) must be a multiple of --nodes ({nodes})")
+    last = n % t["batch_size"] or t["batch_size"]
+    if t["batch_size"] % workers or last % workers:
+        raise ValueError(f"with --workers {workers}, train.batch_size ({t['batch_size']}) and the last batch "
+                         f"({last} of data.n_train {n}) must divide by {workers}, so that every worker gets an "
+                         f"equal share of each batch")
+
+
+def _launch(args, run_dir, workers, nodes, quiet):
+    from course_utils.launcher import LaunchError, launch
+
+    script_args = ["--_worker", "--ckpt-dir", str(Path(run_dir).resolve())] + (["--quiet"] if quiet else [])
+    for option in ("config", "epochs", "mode", "amp", "stop_after"):
+        value = getattr(args, option)
+        if value is not None:
+            script_args += [f"--{option.replace('_', '-')}", str(Path(value).resolve()) if option == "config" else
+                            str(value)]
+    if args.resume:
+        script_args += ["--resume", str(Path(run_dir).resolve())]
+    try:
+        run = launch(Path(__file__).resolve(), workers, script_args=script_args, nodes=nodes, timeout=900,
+                     cluster_time_out=60)
+    except LaunchError as exc:
+        print(f"python -m capstone.train: the msrun job failed:\n{exc}", file=sys.stderr)
+        return None
+    if not quiet:
+        print("\n".join(run.printed(0)))
+    return json.loads((Path(run_dir) / "report.json").read_text())
 
 
 def main(argv=None):
-    from capstone.config import DEFAULT_PATH, load_config
+    from capstone.config import AMP_LEVELS, DEFAULT_PATH, MODES, load_config
 
     parser = argparse.ArgumentParser(prog="python -m capstone.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ckpt-dir", required=True, help="where checkpoints and summary.json are written")
-    parser.add_argument("--config", default=str(DEFAULT_PATH), help="YAML configuration (default: %(default)s)")
+    parser.add_argument("--ckpt-dir", help="the run directory: checkpoints, history, report")
+    parser.add_argument("--resume", metavar="DIR", help="continue the interrupted run in DIR")
+    parser.add_argument("--config", help=f"YAML configuration (default: {DEFAULT_PATH.name} of the project)")
     parser.add_argument("--epochs", type=int, help="override train.epochs")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace the run already in --ckpt-dir (its checkpoints and summary.json)")
-    parser.add_argument("--quiet", action="store_true", help="print only the final line")
+    parser.add_argument("--mode", choices=MODES, help="override train.mode")
+    parser.add_argument("--amp", choices=AMP_LEVELS, help="override train.amp (mixed precision level)")
+    parser.add_argument("--workers", type=int, default=1, help="data-parallel workers (msrun for N > 1)")
+    parser.add_argument("--nodes", type=int, default=1, help="with --workers: rehearse this many machines")
+    parser.add_argument("--stop-after", type=int, metavar="EPOCH", help="stop after this epoch, as if interrupted")
+    parser.add_argument("--overwrite", action="store_true", help="replace the run already in --ckpt-dir")
+    parser.add_argument("--quiet", action="store_true", help="print only the final lines")
+    parser.add_argument("--rubric", action="store_true", help="print the challenge's rules and exit")
+    parser.add_argument("--_worker", action="store_true", help=argparse.SUPPRESS)  # set by the msrun launch
     args = parser.parse_args(argv)
 
     def fail(code, message):
         print(f"{parser.prog}: error: {message}", file=sys.stderr)
         return code
 
+    if args.rubric:
+        print(RUBRIC, end="")
+        return EXIT_OK
+    if (args.ckpt_dir is None) == (args.resume is None) and not args._worker:
+        return fail(EXIT_USAGE, "give either --ckpt-dir DIR (a new run) or --resume DIR (continue one)")
+    for option in ("workers", "nodes"):
+        if not 1 <= getattr(args, option) <= 32:
+            return fail(EXIT_USAGE, f"--{option} must be from 1 to 32, got {getattr(args, option)}")
+    if args.stop_after is not None and args.stop_after < 1:
+        return fail(EXIT_USAGE, f"--stop-after must be an epoch >= 1, got {args.stop_after}")
+    run_dir = args.resume or args.ckpt_dir
+    overrides = {f"train.{key}": getattr(args, key) for key in ("epochs", "mode", "amp")
+                 if getattr(args, key) is not None}
+    resume_from = 0
     try:
-        overrides = {"train.epochs": args.epochs} if args.epochs is not None else {}
-        config = load_config(args.config, overrides)
-    except (FileNotFoundError, ValueError, TypeError) as exc:
-        return fail(EXIT_USAGE, exc)
-    try:
-        summary = train(config, args.ckpt_dir, quiet=args.quiet, overwrite=args.overwrite)
+        if args.resume:
+            resume_from = resumable(run_dir)
+        config_path = Path(run_dir) / "config.yaml" if args.resume else (args.config or DEFAULT_PATH)
     except CkptDirError as exc:
         return fail(EXIT_CKPT_DIR, exc)
-    if summary["diverged"]:
-        best = summary["best_val_mse"]
-        kept = f"; best.ckpt keeps the best epoch before that (MSE {best:.5f})" if best is not None else ""
-        return fail(EXIT_DIVERGED, f"training diverged at epoch {summary['diverged_at_epoch']}: the loss or the "
-                                   f"validation MSE is NaN or inf. Lower train.learning_rate (now "
-                                   f"{config['train']['learning_rate']:g}){kept}. "
-                                   f"Summary: {Path(args.ckpt_dir) / 'summary.json'}")
-    print(f"done: best validation MSE {summary['best_val_mse']:.5f}; checkpoints in {args.ckpt_dir}: "
-          f"{', '.join(summary['checkpoints'])}")
+    try:
+        config = load_config(config_path, overrides)
+        if args.workers > 1 or args._worker:
+            _check_workers(config, args.workers, args.nodes)
+    except (FileNotFoundError, ValueError, TypeError) as exc:
+        return fail(EXIT_USAGE, exc)
+    if args._worker:  # one rank of an msrun job: the parent prepared the directory
+        workers, rank = _worker_setup()
+        train(config, run_dir, quiet=args.quiet, resume_from=resume_from, workers=workers, rank=rank,
+              stop_after=args.stop_after)
+        return EXIT_OK
+    try:
+        if not args.resume:
+            prepare_ckpt_dir(run_dir, args.overwrite)
+    except CkptDirError as exc:
+        return fail(EXIT_CKPT_DIR, exc)
+    if args.workers > 1:
+        report = _launch(args, run_dir, args.workers, args.nodes, args.quiet)
+        if report is None:
+            return EXIT_BUG
+    else:
+        try:
+            report = train(config, run_dir, quiet=args.quiet, resume_from=resume_from, stop_after=args.stop_after)
+        except CkptDirError as exc:
+            return fail(EXIT_CKPT_DIR, exc)
+    if report["diverged"]:
+        return fail(EXIT_DIVERGED, f"training diverged at epoch {report['diverged_at_epoch']}: the loss is NaN or "
+                                   f"inf. Lower train.learning_rate (now {config['train']['learning_rate']:g}). "
+                                   f"Report: {Path(run_dir) / 'report.json'}")
+    if report["interrupted"]:
+        print(f"stopped after epoch {report['epochs_run']} as asked: continue with --resume {run_dir}")
+        return EXIT_OK
+    print(f"done: held-out accuracy {report['test_accuracy']:.3f} (best epoch {report['best_epoch']}), "
+          f"{report['parameters']} parameters, {report['train_seconds']:.1f} s of training; "
+          f"score {report['score']:.1f} ({'passed' if report['passed'] else 'below'} the {THRESHOLD:.2f} gate; "
+          f"--rubric explains). Report: {Path(run_dir) / 'report.json'}")
     return EXIT_OK
 
 
 if __name__ == "__main__":
+    if __package__ in (None, ""):  # run as a file by msrun: make `capstone` importable
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     sys.exit(main())

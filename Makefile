@@ -1,5 +1,6 @@
 # The course's commands. Every target creates the virtual environment .venv from the pins first
-# when it is missing or older than requirements.txt / pyproject.toml.
+# when it is missing or older than the pin files / pyproject.toml: what a learner needs (requirements.txt) for
+# lab, app and check; also a contributor's tools (requirements-dev.txt) for the others.
 #   make lab      open the course in JupyterLab (127.0.0.1, with a token)
 #   make app      the learning-rate lab alone, as a classroom app (Voila on 127.0.0.1, with a token)
 #   make test     the whole test suite: lint, unit tests, every notebook under strict nbval (student copy and a
@@ -11,11 +12,13 @@
 #   make student     the workshop hand-out in student/ (outputs cleared; .solution() refers to the instructor)
 #   make instructor  the instructor edition in instructor/ (each reference solution inline after its exercise)
 #   make browser  install Debian's chromium for the browser tests, if missing (root; CI runs it)
+#   make test-py312  the second supported Python: a fresh 3.12 venv (under /tmp), the quick tier and every notebook
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 NB     ?= notebooks/*.ipynb app/learning_rate_lab.ipynb
 # JupyterLab refuses to start as root unless told; a root user is common in containers and CI.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
@@ -24,7 +27,7 @@ export GLOG_v := 3
 
 JOBS   ?= 2
 
-.PHONY: venv lab app test test-quick durations check execute student instructor clean-venv browser
+.PHONY: venv lab app test test-quick durations check execute student instructor clean-venv browser test-py312
 
 venv: $(STAMP)
 
@@ -34,6 +37,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	@touch $(DEV_STAMP)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ROOT_FLAG)
@@ -50,26 +57,42 @@ browser:
 	@chromium --version 2>/dev/null
 
 # Whole files go to a worker (a notebook's cells share one kernel; a browser or launcher module shares servers).
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -n $(JOBS)
 
-test-quick: $(STAMP)
+test-quick: $(DEV_STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) tests -m "not browser and not msrun"
 
-durations: $(STAMP)
+# Python 3.12 (the course supports 3.11 and 3.12): install both pin files into a fresh venv, then the setup check,
+# the quick tier and every notebook under strict nbval (no browser, no msrun: those do not depend on the Python).
+# .ci/run calls it after `make test` when a working python3.12 exists (pyenv's shim alone does not count).
+PY312   ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
+             "$$p" -c 'import sys; print(sys.executable)' 2>/dev/null && break; done)
+VENV312 ?= /tmp/mindspore-course-py312
+test-py312:
+	@test -n "$(PY312)" || { echo "no working python3.12 found"; exit 1; }
+	@test -x $(VENV312)/bin/python || $(PY312) -m venv $(VENV312)
+	$(VENV312)/bin/python -m pip install --upgrade --quiet pip
+	$(VENV312)/bin/python -m pip install --quiet -r requirements-dev.txt
+	$(VENV312)/bin/python -m pip install --quiet --no-deps -e .
+	$(VENV312)/bin/python -m course_utils.setup_check --contributor
+	$(VENV312)/bin/python -m pytest -n $(JOBS) tests -m "not browser and not msrun" -p no:cacheprovider
+	$(VENV312)/bin/python -m pytest -n $(JOBS) notebooks app/learning_rate_lab.ipynb -p no:cacheprovider
+
+durations: $(DEV_STAMP)
 	COURSE_WRITE_DURATIONS=1 $(BIN)/python -m pytest -n $(JOBS)
 
 check: $(STAMP)
 	$(BIN)/python -m course_utils.setup_check
 
-execute: $(STAMP)
+execute: $(DEV_STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)
 
 clean-venv:
 	rm -rf $(VENV)
 
-student: $(STAMP)
+student: $(DEV_STAMP)
 	$(BIN)/python tools/make_editions.py student
 
-instructor: $(STAMP)
+instructor: $(DEV_STAMP)
 	$(BIN)/python tools/make_editions.py instructor

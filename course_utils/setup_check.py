@@ -2,6 +2,10 @@
 
 From the shell (before a workshop):  ``make check``  or  ``python -m course_utils.setup_check``
 From a notebook:                    ``from course_utils.setup_check import run; run()``
+A contributor (tests, lint, browser tests) adds the tools of requirements-dev.txt:  ``... setup_check --contributor``
+
+It fails only on what breaks a notebook: a Python other than 3.11 or 3.12, a missing package, numpy 2, a
+MindSpore other than 2.10. Another version of a package than the pinned one is a warning: it usually works.
 """
 
 import contextlib
@@ -12,7 +16,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
+REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"  # what a learner needs
+CONTRIBUTOR_REQUIREMENTS = REQUIREMENTS.with_name("requirements-dev.txt")  # plus the tests' and tools' pins
 SUPPORTED_PYTHON = ((3, 11), (3, 12))  # 3.9: no MindSpore 2.10 wheel; 3.10: no pinned matplotlib
 _PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;#]+)")
 
@@ -52,12 +57,27 @@ def check_python(version_info=None):
     return None
 
 
-def check_packages(pins, installed=None):
-    """Compare pins with installed versions. Returns (rows, problems); rows are (name, pinned, installed)."""
+def _breaks(name, found, pinned):
+    """Why this installed version breaks the course, or None when it is only a different, compatible version."""
+    if name == "numpy" and found.split(".")[0] != pinned.split(".")[0]:
+        return f"numpy {found} is installed but the course pins {pinned} (MindSpore 2.10 is built against NumPy 1.x " \
+               f"and breaks with numpy 2): run `pip install numpy=={pinned}`"
+    if name == "mindspore" and found.split(".")[:2] != pinned.split(".")[:2]:
+        return (f"mindspore {found} is installed but the course is written for {pinned}: "
+                f"run `pip install mindspore=={pinned}`")
+    return None
+
+
+def check_packages(pins, installed=None, install_hint="make venv` (or `pip install -r requirements.txt"):
+    """Compare pins with installed versions. Returns (rows, problems, warnings); rows are (name, pinned, installed).
+
+    problems: missing packages and versions that break the course (numpy 2, another MindSpore minor version);
+    warnings: any other version than the pinned one (it usually works).
+    """
     for arg, value in (("pins", pins), ("installed", installed)):
         if value is not None and not isinstance(value, dict):
             raise TypeError(f"{arg} must be a dict {{package: version}}, got {type(value).__name__}")
-    rows, problems = [], []
+    rows, problems, warnings = [], [], []
     for name, pinned in pins.items():
         if installed is None:
             try:
@@ -68,14 +88,15 @@ def check_packages(pins, installed=None):
             found = installed.get(name)
         rows.append((name, pinned, found))
         if found is None:
-            problems.append(f"{name} is missing: run `make venv` (or `pip install -r requirements.txt`)")
+            problems.append(f"{name} is missing: run `{install_hint}`")
         elif found != pinned:
-            hint = ""
-            if name == "numpy" and found.split(".")[0] != "1":
-                hint = " (MindSpore 2.10 is built against NumPy 1.x and breaks with numpy 2)"
-            problems.append(f"{name} {found} is installed but the course pins {pinned}{hint}: "
-                            f"run `pip install {name}=={pinned}`")
-    return rows, problems
+            broken = _breaks(name, str(found), str(pinned))
+            if broken:
+                problems.append(broken)
+            else:
+                warnings.append(f"{name} {found} is installed, the course is tested with {pinned}: this usually "
+                                f"works; if something misbehaves, `pip install {name}=={pinned}`")
+    return rows, problems, warnings
 
 
 def check_mindspore():
@@ -98,37 +119,59 @@ def check_mindspore():
     return device, verdict, None
 
 
-def run(requirements=REQUIREMENTS, out=None):
-    """Print the report; return the list of problems (empty when the machine is ready)."""
+def run(requirements=REQUIREMENTS, out=None, contributor=False):
+    """Print the report; return the list of problems (empty when the machine is ready; warnings are printed only).
+
+    contributor=True also checks the tools of requirements-dev.txt (tests, lint, notebook tooling, browser tests).
+    """
     out = out or sys.stdout
-    problems = []
+    problems, warnings = [], []
     print(f"Python {sys.version.split()[0]}", file=out)
     python_problem = check_python()
     if python_problem:
         problems.append(python_problem)
-    rows, package_problems = check_packages(read_pins(requirements))
-    problems += package_problems
-    width = max(len(name) for name, _, _ in rows)
-    for name, pinned, found in rows:
-        mark = "ok " if found == pinned else "!! "
-        print(f"  {mark}{name:<{width}}  pinned {pinned:<10} installed {found or 'MISSING'}", file=out)
-    if "mindspore" in {name for name, _, found in rows if found}:
+    groups = [("for the notebooks", read_pins(requirements), "make venv` (or `pip install -r requirements.txt")]
+    if contributor:
+        tools = {k: v for k, v in read_pins(CONTRIBUTOR_REQUIREMENTS).items() if k not in groups[0][1]}
+        groups.append(("for contributors", tools, "make test` (or `pip install -r requirements-dev.txt"))
+    all_rows = []
+    for title, pins, hint in groups:
+        rows, group_problems, group_warnings = check_packages(pins, install_hint=hint)
+        problems += group_problems
+        warnings += group_warnings
+        all_rows += rows
+        width = max(len(name) for name, _, _ in rows)
+        print(f"Packages {title}:", file=out)
+        for name, pinned, found in rows:
+            broken = any(problem.startswith(f"{name} ") for problem in group_problems)
+            mark = "ok " if found == pinned else "!! " if broken else "~  "
+            print(f"  {mark}{name:<{width}}  pinned {pinned:<10} installed {found or 'MISSING'}", file=out)
+    if "mindspore" in {name for name, _, found in all_rows if found}:
         device, verdict, ms_problem = check_mindspore()
         print(f"MindSpore device: {device}", file=out)
         print(f"mindspore.run_check(): {verdict or 'no verdict'}", file=out)
         if ms_problem:
             problems.append(ms_problem)
+    if warnings:
+        print(f"\n{len(warnings)} warning(s), nothing that stops the course:", file=out)
+        for warning in warnings:
+            print(f"  ~ {warning}", file=out)
     if problems:
         print(f"\nNOT READY: {len(problems)} problem(s)", file=out)
         for problem in problems:
             print(f"  - {problem}", file=out)
     else:
-        print("\nREADY: everything the course needs is installed and MindSpore works on this machine.", file=out)
+        who = "a contributor needs" if contributor else "the notebooks need"
+        print(f"\nREADY: everything {who} is installed and MindSpore works on this machine.", file=out)
     return problems
 
 
-def main():
-    sys.exit(1 if run() else 0)
+def main(argv=None):
+    args = sys.argv[1:] if argv is None else argv
+    if args not in ([], ["--contributor"]):
+        print("usage: python -m course_utils.setup_check [--contributor]", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(1 if run(contributor=bool(args)) else 0)
 
 
 if __name__ == "__main__":

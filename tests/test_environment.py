@@ -1,4 +1,5 @@
-"""The pins: requirements.txt and environment.yml agree, and what is installed is what is pinned."""
+"""The pins: requirements.txt (a learner's), requirements-dev.txt (a contributor's) and environment.yml's two
+parts agree, what is installed is what is pinned, and the setup check fails only on what breaks the course."""
 
 import subprocess
 import sys
@@ -12,8 +13,12 @@ from course_utils import setup_check
 ROOT = Path(__file__).resolve().parent.parent
 
 
+DEV_MARKER = "# contributor tools (requirements-dev.txt)"
+
+
 def _yml_pins():
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    text = (ROOT / "environment.yml").read_text()
+    env = yaml.safe_load(text)
     deps = env["dependencies"]
     pip_lists = [d["pip"] for d in deps if isinstance(d, dict) and "pip" in d]
     assert len(pip_lists) == 1, "environment.yml needs exactly one 'pip:' list"
@@ -25,39 +30,78 @@ def _yml_pins():
         name, sep, version = line.partition("==")
         assert sep, f"environment.yml pip entry {line!r} is not pinned with =="
         pins[name] = version
-    return conda, pins
+    lines = [line.strip() for line in text.splitlines()]
+    assert DEV_MARKER in lines, f"environment.yml's pip list needs the line {DEV_MARKER!r} before the contributor tools"
+    after = lines[lines.index(DEV_MARKER):]
+    dev = {name for name in pins if any(line.startswith(f"- {name}==") for line in after)}
+    return conda, {k: v for k, v in pins.items() if k not in dev}, {k: v for k, v in pins.items() if k in dev}
 
 
-def test_requirements_are_all_exact_pins():
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
+@pytest.mark.parametrize("name", ["requirements.txt", "requirements-dev.txt"])
+def test_requirements_are_all_exact_pins(name):
+    for line in (ROOT / name).read_text().splitlines():
         line = line.strip()
-        if line and not line.startswith("#"):
-            assert "==" in line, f"requirements.txt line {line!r} is not an exact pin"
+        if line and not line.startswith("#") and line != "-r requirements.txt":
+            assert "==" in line, f"{name} line {line!r} is not an exact pin"
 
 
-def test_environment_yml_matches_requirements():
-    conda, yml = _yml_pins()
-    assert "python=3.11" in conda and "pip" in conda, f"conda part must be python=3.11 and pip, got {conda}"
+def test_environment_yml_matches_both_requirements_files():
+    conda, learner, dev = _yml_pins()
+    assert conda == ["python>=3.11,<3.13", "pip"], f"conda part must be python>=3.11,<3.13 and pip, got {conda}"
     req = setup_check.read_pins(ROOT / "requirements.txt")
-    assert yml == req, f"environment.yml and requirements.txt differ: {set(yml.items()) ^ set(req.items())}"
+    assert learner == req, f"environment.yml's first part and requirements.txt differ: {learner.items() ^ req.items()}"
+    req_dev = setup_check.read_pins(ROOT / "requirements-dev.txt")
+    assert dev == req_dev, f"environment.yml's tools and requirements-dev.txt differ: {dev.items() ^ req_dev.items()}"
+    assert "-r requirements.txt" in (ROOT / "requirements-dev.txt").read_text().splitlines()
+    assert not set(req) & set(req_dev), "a package is pinned in both files"
+
+
+def test_python_versions_agree_everywhere():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'requires-python = ">=3.11,<3.13"' in pyproject
+    assert setup_check.SUPPORTED_PYTHON == ((3, 11), (3, 12))
+    assert "Python 3.11 or 3.12" in (ROOT / "README.md").read_text()
 
 
 def test_numpy_is_pinned_below_2():
     assert setup_check.read_pins()["numpy"].startswith("1."), "MindSpore 2.10 breaks with numpy 2"
 
 
-def test_installed_versions_equal_pins():
-    _, problems = setup_check.check_packages(setup_check.read_pins())
-    assert not problems, "\n".join(problems)
+@pytest.mark.parametrize("name", ["requirements.txt", "requirements-dev.txt"])
+def test_installed_versions_equal_pins(name):
+    _, problems, warnings = setup_check.check_packages(setup_check.read_pins(ROOT / name))
+    assert not problems and not warnings, "\n".join(problems + warnings)
 
 
 def test_setup_check_reports_wrong_and_missing_packages():
     pins = {"numpy": "1.26.4", "mindspore": "2.10.0"}
-    rows, problems = setup_check.check_packages(pins, installed={"numpy": "2.1.0"})
+    rows, problems, warnings = setup_check.check_packages(pins, installed={"numpy": "2.1.0"})
     assert rows == [("numpy", "1.26.4", "2.1.0"), ("mindspore", "2.10.0", None)]
     assert "numpy 2.1.0 is installed but the course pins 1.26.4" in problems[0]
     assert "NumPy 1.x" in problems[0]
-    assert problems[1].startswith("mindspore is missing")
+    assert problems[1].startswith("mindspore is missing") and warnings == []
+
+
+def test_setup_check_warns_on_compatible_versions_and_fails_on_breaking_ones():
+    pins = {"numpy": "1.26.4", "mindspore": "2.10.0", "jupyterlab": "4.6.6", "matplotlib": "3.11.2"}
+    installed = {"numpy": "1.26.3", "mindspore": "2.10.1", "jupyterlab": "4.6.7", "matplotlib": "3.11.2"}
+    _, problems, warnings = setup_check.check_packages(pins, installed=installed)
+    assert problems == [] and len(warnings) == 3, (problems, warnings)
+    assert warnings[2].startswith("jupyterlab 4.6.7 is installed, the course is tested with 4.6.6: this usually works")
+    _, problems, _ = setup_check.check_packages(pins, installed={**installed, "mindspore": "2.9.0"})
+    assert problems == ["mindspore 2.9.0 is installed but the course is written for 2.10.0: "
+                        "run `pip install mindspore==2.10.0`"]
+
+
+def test_setup_check_learner_report_names_no_contributor_tool(capsys):
+    problems = setup_check.run(out=None)
+    out = capsys.readouterr().out
+    assert problems == [] and "READY: everything the notebooks need" in out
+    assert not any(tool in out for tool in ("pytest", "ruff", "playwright", "nbval", "jupytext"))
+    setup_check.run(contributor=True)
+    out = capsys.readouterr().out
+    assert "Packages for contributors:" in out and "playwright" in out
+    assert "READY: everything a contributor needs" in out
 
 
 def test_setup_check_rejects_unsupported_python():

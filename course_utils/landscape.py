@@ -10,6 +10,8 @@ import numpy as np
 
 from course_utils._validate import require_int, require_series, shown
 from course_utils.data import check_xy
+from course_utils.oracles import CONVERGED
+from course_utils.oracles import steps_to_converge as oracle_steps_to_converge
 
 
 def _floats(name, value):
@@ -85,17 +87,14 @@ class LossSurface:
                 f"sgd bound={self.stability_bound():.3f}, optimum=({self.optimum[0]:.4f}, {self.optimum[1]:.4f}))")
 
 
-def steps_to_converge(trajectory, optimum, tol=0.01):
-    """First step k after which |w - w*| < tol and |b - b*| < tol for good, or None if never.
+def steps_to_converge(trajectory, optimum, tol=CONVERGED):
+    """First step k after which |w - w*| < tol and |b - b*| < tol for good, or None if never
+    (``oracles.steps_to_converge``, the course's one criterion ``CONVERGED``).
 
     ``trajectory`` has one row (w, b) per step, starting with the initial point (row 0).
     """
     path = require_series("trajectory", trajectory, ndim=None, allow_empty=True)
     if path.ndim != 2 or path.shape[1] != 2 or len(path) == 0:
         raise ValueError(f"trajectory must have shape (steps + 1, 2), got {path.shape}")
-    with np.errstate(invalid="ignore"):
-        inside = np.all(np.abs(path - np.asarray(optimum, dtype=np.float64)) < tol, axis=1)
-    if not inside[-1]:
-        return None
-    outside = np.flatnonzero(~inside)
-    return 0 if outside.size == 0 else int(outside[-1] + 1)
+    optimum = require_series("optimum", optimum)
+    return oracle_steps_to_converge(path, optimum, tol)

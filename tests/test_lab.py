@@ -12,23 +12,32 @@ import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from course_utils.data import make_linear_data  # noqa: E402
+from course_utils.diagnostics import health_report  # noqa: E402
 from course_utils.lab import (  # noqa: E402
     CSS_PREFIX,
+    KINDS,
+    LR_GRID,
     LearningRateLab,
+    MindSporeTrainer,
+    NumpyTrainer,
+    Run,
     describe_run,
     learning_rate_lab,
 )
-from course_utils.lab_figure import LOSS_LIMITS, LabFigure, loss_segment, path_segment, side_by_side  # noqa: E402
-from course_utils.lab_trainers import MindSporeTrainer, NumpyTrainer, Run  # noqa: E402
+from course_utils.lab.app import CHALLENGE_STEPS, COALESCE_SECONDS  # noqa: E402
+from course_utils.lab.figure import LOSS_LIMITS, LabFigure, color_for, loss_segment, path_segment, side_by_side  # noqa: E402
+from course_utils.lab.verdicts import sweep_kinds  # noqa: E402
 from course_utils.landscape import LossSurface, steps_to_converge  # noqa: E402
+from course_utils.oracles import CONVERGED  # noqa: E402
+from course_utils.oracles import steps_to_converge as oracle_steps_to_converge  # noqa: E402
 
 X, Y = make_linear_data()
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 # ---- an independent oracle: float64 gradient descent written from the textbook formulas --------------
-def oracle(optimizer, lr, steps, x=X, y=Y, start=(0.0, 0.0)):
-    """Losses and (w, b) path of nn.SGD / nn.Momentum(0.9) / nn.Adam() on mean((w x + b - y)^2)."""
+def oracle(optimizer, lr, steps, x=X, y=Y, start=(0.0, 0.0), beta=0.9):
+    """Losses and (w, b) path of nn.SGD / nn.Momentum(beta) / nn.Adam() on mean((w x + b - y)^2)."""
     x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
     w, b = start
     mw = mb = vw = vb = 0.0
@@ -41,7 +50,7 @@ def oracle(optimizer, lr, steps, x=X, y=Y, start=(0.0, 0.0)):
             if optimizer == "SGD":
                 w, b = w - lr * gw, b - lr * gb
             elif optimizer == "Momentum":
-                mw, mb = 0.9 * mw + gw, 0.9 * mb + gb
+                mw, mb = beta * mw + gw, beta * mb + gb
                 w, b = w - lr * mw, b - lr * mb
             else:
                 mw, mb = 0.9 * mw + 0.1 * gw, 0.9 * mb + 0.1 * gb
@@ -54,10 +63,7 @@ def oracle(optimizer, lr, steps, x=X, y=Y, start=(0.0, 0.0)):
 
 @pytest.fixture(scope="module")
 def ms_trainer():
-    trainer = MindSporeTrainer(X, Y)
-    for name in ("SGD", "Momentum", "Adam"):
-        trainer.compile(name)
-    return trainer
+    return MindSporeTrainer(X, Y)  # each optimizer compiles on its first use
 
 
 @pytest.fixture(scope="module")
@@ -103,10 +109,12 @@ def test_bound_separates_converging_from_diverging_runs(seed):
 
 
 def test_steps_to_converge():
+    assert CONVERGED == 0.01  # the course's one criterion (course_utils.oracles)
     path = np.array([[0.0, 0.0], [1.9, 0.0], [2.0, 0.001], [2.05, 0.0], [2.001, 0.0], [2.0, 0.0]])
     assert steps_to_converge(path, (2.0, 0.0), tol=0.01) == 4
     assert steps_to_converge(path[:4], (2.0, 0.0), tol=0.01) is None
     assert steps_to_converge([[np.nan, np.nan]], (2.0, 0.0)) is None
+    assert oracle_steps_to_converge(path, (2.0, 0.0)) == 4 and oracle_steps_to_converge(path[:4], (2.0, 0.0)) is None
     with pytest.raises(ValueError, match="shape"):
         steps_to_converge([1.0, 2.0], (2.0, 0.0))
 
@@ -120,39 +128,48 @@ def test_surface_rejects_bad_input(surface):
         surface.loss(np.zeros(2), np.zeros(3))
 
 
-# ---- trainers against the oracle and against MindSpore's optimizers ------------------------------------
-@pytest.mark.parametrize("optimizer, lr", [("SGD", 0.01), ("SGD", 0.5), ("SGD", 0.79), ("Momentum", 0.05),
-                                           ("Momentum", 1.0), ("Adam", 0.01), ("Adam", 0.5), ("Adam", 2.0)])
-def test_trainers_match_the_oracle(ms_trainer, optimizer, lr):
-    want_losses, want_path = oracle(optimizer, lr, 130, start=(0.3, -0.2))
+# ---- trainers: one batched run per setting, against the oracle and MindSpore's optimizers -----------------
+SWEEP_LRS = [0.01, 0.3, 0.79, 0.85, 1.6, 3.0]  # converging, zig-zagging and diverging for SGD
+
+
+@pytest.mark.parametrize("optimizer, beta", [("SGD", 0.9), ("Momentum", 0.9), ("Momentum", 0.4), ("Adam", 0.9)])
+def test_batched_sweeps_match_the_oracle_column_by_column(ms_trainer, optimizer, beta):
     for trainer in (ms_trainer, NumpyTrainer(X, Y)):
-        run = trainer.train(optimizer, lr, 130, start=(0.3, -0.2))  # 130: not a multiple of the chunk
-        assert run.losses.shape == (130,) and run.path.shape == (131, 2)
-        np.testing.assert_allclose(run.path, want_path, rtol=2e-4, atol=2e-5, err_msg=trainer.name)
-        np.testing.assert_allclose(run.losses, want_losses, rtol=2e-3, atol=1e-6, err_msg=trainer.name)
+        sweep = trainer.sweep(optimizer, SWEEP_LRS, 130, start=(0.3, -0.2), momentum=beta)  # 130: not a chunk multiple
+        assert sweep.losses.shape == (130, len(SWEEP_LRS)) and sweep.paths.shape == (131, 2, len(SWEEP_LRS))
+        for i, lr in enumerate(SWEEP_LRS):
+            want_losses, want_path = oracle(optimizer, lr, 130, start=(0.3, -0.2), beta=beta)
+            run = sweep.run(i)
+            with np.errstate(invalid="ignore", over="ignore"):
+                ok = np.all(np.isfinite(want_path), axis=1) & (np.abs(want_path).max(axis=1) < 1e3)
+            np.testing.assert_allclose(run.path[ok], want_path[ok], rtol=2e-4, atol=2e-5,
+                                       err_msg=f"{trainer.name} {optimizer} lr={lr}")
+            n = int(ok[1:].sum())
+            np.testing.assert_allclose(run.losses[:n], want_losses[:n], rtol=2e-3, atol=1e-6,
+                                       err_msg=f"{trainer.name} {optimizer} lr={lr}")
+            if not ok.all():  # a diverging column keeps diverging: huge, inf or NaN at the end
+                assert not np.isfinite(run.losses[-1]) or run.losses[-1] > 1e6 * run.losses[0]
 
 
-@pytest.mark.parametrize("optimizer, lr", [("SGD", 0.9), ("SGD", 3.0), ("Momentum", 2.0)])
-def test_diverging_runs_match_the_oracle_and_overflow_quietly(ms_trainer, optimizer, lr):
-    want_losses, _ = oracle(optimizer, lr, 200)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no RuntimeWarning (overflow, invalid value) may escape
-        run = ms_trainer.train(optimizer, lr, 200)
-        run_np = NumpyTrainer(X, Y).train(optimizer, lr, 200)
-    for got in (run, run_np):
-        np.testing.assert_allclose(got.losses[:20], want_losses[:20], rtol=1e-3)
-        assert not np.isfinite(got.losses[-1]) or got.losses[-1] > 1e6 * got.losses[0]
+def test_the_default_sweep_is_the_slider_grid(ms_trainer):
+    sweep = ms_trainer.sweep("SGD", None, 20)
+    assert len(sweep.lrs) == len(LR_GRID) == 401 and sweep.lrs[0] == pytest.approx(1e-3)
+    assert sweep.index(float(10 ** -0.5)) is not None and sweep.index(0.123456) is None
+    lr = float(10 ** -0.3)  # a slider position (0.501)
+    np.testing.assert_allclose(sweep.run(sweep.index(lr)).path, ms_trainer.train("SGD", lr, 20).path, rtol=1e-6)
+    short = sweep.truncated(10)
+    assert short.steps == 10 and np.array_equal(short.paths, sweep.paths[:11])
 
 
-def _mindspore_optimizer_run(optimizer, lr, steps):
-    """The lesson's way: MinimalNet-like Dense(1, 1) from (0, 0), nn.<optimizer>, TrainOneStepCell."""
+def _mindspore_optimizer_run(optimizer, lr, steps, beta=0.9):
+    """The lesson's way: Dense(1, 1) from (0, 0), nn.<optimizer>, TrainOneStepCell."""
     import mindspore as ms
     from mindspore import nn
 
     net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
     params = net.trainable_params()
     opt = {"SGD": lambda: nn.SGD(params, learning_rate=lr),
-           "Momentum": lambda: nn.Momentum(params, learning_rate=lr, momentum=0.9),
+           "Momentum": lambda: nn.Momentum(params, learning_rate=lr, momentum=beta),
            "Adam": lambda: nn.Adam(params, learning_rate=lr)}[optimizer]()
     train = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt)
     xt, yt = ms.Tensor(X), ms.Tensor(Y)
@@ -160,12 +177,19 @@ def _mindspore_optimizer_run(optimizer, lr, steps):
     return np.array(losses), (float(net.weight.asnumpy()[0, 0]), float(net.bias.asnumpy()[0]))
 
 
-@pytest.mark.parametrize("optimizer, lr", [("SGD", 0.5), ("Momentum", 0.1), ("Adam", 0.3)])
-def test_the_lab_trains_what_mindspore_optimizers_do(ms_trainer, optimizer, lr):
-    losses, final = _mindspore_optimizer_run(optimizer, lr, 25)
-    run = ms_trainer.train(optimizer, lr, 25)
-    np.testing.assert_allclose(run.losses, losses, rtol=1e-4)
-    np.testing.assert_allclose(run.final, final, rtol=1e-4, atol=1e-6)
+@pytest.mark.parametrize("optimizer, lrs, beta", [
+    ("SGD", (0.05, 0.5, 0.9, 1.5), 0.9),  # 0.9 and 1.5 diverge
+    ("Momentum", (0.05, 0.5, 1.7), 0.9),  # 1.7 diverges
+    ("Momentum", (0.3, 1.0), 0.45),
+    ("Adam", (0.01, 0.3, 3.0), 0.9),
+])
+def test_the_batched_sweep_trains_what_mindspore_optimizers_do(ms_trainer, optimizer, lrs, beta):
+    sweep = ms_trainer.sweep(optimizer, lrs, 25, momentum=beta)
+    for i, lr in enumerate(lrs):
+        losses, final = _mindspore_optimizer_run(optimizer, lr, 25, beta)
+        run = sweep.run(i)
+        np.testing.assert_allclose(run.losses, losses, rtol=1e-4, err_msg=f"{optimizer} lr={lr}")
+        np.testing.assert_allclose(run.final, final, rtol=1e-4, atol=1e-6, err_msg=f"{optimizer} lr={lr}")
 
 
 def _compiled_graphs():
@@ -174,7 +198,7 @@ def _compiled_graphs():
     return len(api.ms_compile_cache)
 
 
-def test_a_new_learning_rate_does_not_recompile(ms_trainer):
+def test_a_new_setting_never_recompiles():
     import mindspore as ms
 
     @ms.jit
@@ -185,26 +209,46 @@ def test_a_new_learning_rate_does_not_recompile(ms_trainer):
     for factor in (0.5, 0.25):  # the detector works: a Python float recompiles for every new value
         scale(ms.Tensor(np.ones(2, np.float32)), factor)
     assert _compiled_graphs() == before + 2
+    trainer = MindSporeTrainer(X, Y)
+    assert not any(trainer.is_compiled(name) for name in ("SGD", "Momentum", "Adam"))
+    trainer.sweep("SGD", None, 50)
+    assert trainer.is_compiled("SGD") and not trainer.is_compiled("Momentum"), "compiled on first use only"
+    for name in ("Momentum", "Adam"):
+        trainer.compile(name)
     before = _compiled_graphs()
     for optimizer in ("SGD", "Momentum", "Adam"):
-        for lr in (0.123, 0.456, 7.89):
-            ms_trainer.train(optimizer, lr, 130, start=(0.5, -0.5))
-    assert _compiled_graphs() == before, "a new learning rate, start or step count must reuse the compiled graph"
+        for lrs, beta, start, steps in ((None, 0.9, (0, 0), 100), ([0.123], 0.3, (0.5, -0.5), 130),
+                                        ([0.456, 7.89], 0.7, (1.0, 1.0), 40)):
+            trainer.sweep(optimizer, lrs, steps, start=start, momentum=beta)
+        trainer.train(optimizer, 0.321, 60)
+    assert _compiled_graphs() == before, "a new learning rate, beta, start or step count must reuse the compiled graph"
 
 
 def test_trainers_reject_bad_settings(ms_trainer):
     for bad, error in ((dict(optimizer="RMSProp"), ValueError), (dict(lr=0.0), ValueError),
                        (dict(lr=float("nan")), ValueError), (dict(lr="0.1"), TypeError),
                        (dict(steps=0), ValueError), (dict(steps=10**6), ValueError), (dict(steps=2.5), TypeError),
-                       (dict(lr=10**400), ValueError), (dict(optimizer=None), ValueError)):
+                       (dict(lr=10**400), ValueError), (dict(optimizer=None), ValueError),
+                       (dict(momentum=1.0), ValueError)):
         kwargs = {"optimizer": "SGD", "lr": 0.1, "steps": 10, **bad}
         for trainer in (ms_trainer, NumpyTrainer(X, Y)):
             with pytest.raises(error):
                 trainer.train(**kwargs)
+    with pytest.raises(ValueError, match="learning rates"):
+        NumpyTrainer(X, Y).sweep("SGD", np.ones(500), 10)
     with pytest.raises(ValueError, match="chunk"):
         MindSporeTrainer(X, Y, chunk=0)
     with pytest.raises(ValueError, match="path must have shape"):
         Run("SGD", 0.1, [1.0, 2.0], [[0, 0], [1, 1]])
+
+
+def test_sweep_steps_to_converge_is_the_oracle_per_column(surface):
+    sweep = NumpyTrainer(X, Y).sweep("SGD", None, 150)
+    needed = sweep.steps_to_converge(surface.optimum)
+    for i in range(0, 401, 7):
+        want = oracle_steps_to_converge(sweep.paths[:, :, i], surface.optimum)
+        assert (np.isnan(needed[i]) and want is None) or needed[i] == want, sweep.lrs[i]
+    assert np.nanmin(needed) == 49  # the best SGD on the course data: 49 steps (notebook 05)
 
 
 # ---- the figure ------------------------------------------------------------------------------------------
@@ -236,12 +280,22 @@ def test_lab_figure_renders_png_and_changes(surface):
         warnings.simplefilter("error")
         images = [figure.render(runs[:i + 1]) for i in range(3)]
         after_clear = figure.render(runs[2:])
-    assert len({*images, after_clear}) == 4
+        sweep = trainer.sweep("SGD", None, 100)
+        figure.set_sweep(sweep, sweep_kinds(sweep))
+        with_sweep = figure.render(runs)
+    assert len({*images, after_clear, with_sweep}) == 5
     assert {_png_size(png) for png in images} == {figure.canvas.get_width_height()}
+    width, height = figure.canvas.get_width_height()
+    assert width <= 900 and 1.3 < width / height < 1.7, "fits a 900-pixel column beside nothing else"
     figure.set_steps(200)
     assert figure.render(runs) != images[-1]  # a new x range redraws the background
     with pytest.raises(ValueError, match="one color per run"):
         figure.render(runs, colors=["red"])
+
+
+def test_colors_do_not_repeat_within_a_session():
+    colors = [color_for(i) for i in range(200)]
+    assert len(set(colors)) == 200
 
 
 def test_side_by_side_has_one_path_panel_per_run(surface):
@@ -250,29 +304,43 @@ def test_side_by_side_has_one_path_panel_per_run(surface):
     trainer = NumpyTrainer(X, Y)
     runs = [trainer.train("SGD", lr, 100) for lr in (0.05, 0.75, 0.9)]
     fig = side_by_side(runs, surface)
-    assert len(fig.axes) == 4 and "leaves the view" in fig.axes[3].get_title()
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 4 and "leaves the view" in visible[3].get_title()
+    assert fig.get_size_inches()[0] <= 9.0
     with pytest.raises(ValueError):
         side_by_side([], surface)
     plt.close("all")
 
 
-# ---- the verdicts ---------------------------------------------------------------------------------------
+# ---- the verdicts: the training-health report's names ---------------------------------------------------
 @pytest.mark.parametrize("optimizer, lr, steps, kind", [
-    ("SGD", 0.5, 100, "converged"), ("SGD", 0.01, 100, "learning"), ("SGD", 0.85, 100, "diverged"),
-    ("SGD", 3.0, 100, "diverged"), ("SGD", 0.81, 100, "diverged"), ("Adam", 10.0, 10, "stuck"),
+    ("SGD", 0.5, 100, "healthy"), ("SGD", 0.01, 100, "healthy"), ("SGD", 0.001, 100, "no progress"),
+    ("SGD", 0.85, 100, "diverging"), ("SGD", 3.0, 100, "diverged"), ("SGD", 0.81, 100, "diverging"),
+    ("Adam", 10.0, 10, "diverging"),
 ])
 def test_describe_run(surface, optimizer, lr, steps, kind):
     losses, path = oracle(optimizer, lr, steps)
     with np.errstate(over="ignore"):  # float32, as the trainers return: lr=3 overflows to inf
         losses, path = losses.astype(np.float32), path.astype(np.float32)
     verdict = describe_run(Run(optimizer, lr, losses, path), surface)
-    assert verdict.kind == kind, verdict
-    if kind == "diverged":
-        assert verdict.text.startswith("DIVERGED at step") and verdict.growth > 1
+    assert verdict.kind == kind == health_report(losses, params=path).verdict, verdict
+    assert verdict.kind in KINDS
+    if kind.startswith("diverg"):
+        assert verdict.text.startswith(kind.upper()) and verdict.diverged_at is not None
     if lr == 3.0:
         assert "overflows to inf" in verdict.text
-    if kind == "converged":
-        assert verdict.converged_at == steps_to_converge(path, surface.optimum)
+    if lr == 0.5:
+        assert verdict.converged and verdict.converged_at == steps_to_converge(path, surface.optimum)
+        assert "converged" in verdict.text
+    if lr == 0.01:
+        assert not verdict.converged and "still learning" in verdict.text
+
+
+def test_sweep_kinds_agree_with_the_health_report():
+    sweep = NumpyTrainer(X, Y).sweep("SGD", None, 100)
+    kinds = sweep_kinds(sweep)
+    for i in range(0, 401, 5):
+        assert kinds[i] == health_report(sweep.losses[:, i], params=sweep.paths[:, :, i]).verdict, sweep.lrs[i]
 
 
 def test_zigzag_is_reported_above_one_over_lambda_max(surface):
@@ -287,29 +355,86 @@ def lab(ms_trainer):
     return learning_rate_lab(ms_trainer, show=False)
 
 
+class _CountingTrainer(NumpyTrainer):
+    def __init__(self, x, y):
+        super().__init__(x, y)
+        self.sweeps, self.trains = [], []
+
+    def sweep(self, optimizer, lrs, steps, start=(0.0, 0.0), momentum=0.9):
+        self.sweeps.append((optimizer, None if lrs is None else len(lrs), steps, momentum))
+        return super().sweep(optimizer, lrs, steps, start, momentum)
+
+    def train(self, *args, **kwargs):
+        self.trains.append(args)
+        return super().train(*args, **kwargs)
+
+
 def test_first_try_is_drawn_at_once(lab):
     assert len(lab.tries) == 1 and bytes(lab.image.value).startswith(PNG_MAGIC)
-    assert lab.status_text.startswith("lr=0.1 SGD, 100 steps: still learning")
+    assert lab.status_text.startswith("lr=0.1 SGD, 100 steps: healthy, still learning")
     assert lab.lr_slider.description == "learning rate" and lab.steps.description == "steps"
+    assert lab.lr_text.value == "0.1" and lab.momentum.disabled
 
 
-def test_moving_the_slider_retrains_and_redraws(lab):
+def test_a_slider_move_only_looks_up_and_draws():
+    trainer = _CountingTrainer(X, Y)
+    lab = learning_rate_lab(trainer, show=False)
     before = lab.image.value
-    lab.lr_slider.value = 0.5
-    assert len(lab.tries) == 2 and lab.tries[-1].lr == 0.5
-    assert lab.image.value != before
-    assert lab.status_text.startswith("lr=0.5 SGD, 100 steps: converged")
-    want = oracle("SGD", 0.5, 100)[1][-1]
-    np.testing.assert_allclose(lab.tries[-1].final, want, rtol=1e-4)
-    assert set(lab.timings) == {"train", "draw", "total"}
+    for lr in (10 ** -0.3, 10 ** -0.05, 10 ** -1.7, 10 ** -0.3):  # slider positions (the browser sends these)
+        lab.lr_slider.value = lr
+    assert len(trainer.sweeps) == 1 and trainer.sweeps[0][1] is None and not trainer.trains
+    assert lab.image.value != before and lab.tries[-1].run.lr == pytest.approx(10 ** -0.3)
+    want = oracle("SGD", 10 ** -0.3, 100)[1][-1]
+    np.testing.assert_allclose(lab.tries[-1].run.final, want, rtol=1e-4)
+    assert lab.lr_text.value == "0.5012", "the typed box follows the slider"
+    lab.steps.value = 50  # fewer steps: the same sweep, cut short
+    lab.steps.value = 200  # more steps: one new sweep
+    lab.optimizer.value = "Momentum"
+    lab.momentum.value = 0.5
+    assert [s[0] for s in trainer.sweeps] == ["SGD", "SGD", "Momentum", "Momentum"] and trainer.sweeps[-1][3] == 0.5
+    assert set(lab.timings) == {"sweep", "lookup", "judge", "draw", "total"}
 
 
-def test_optimizer_and_steps_controls_retrain(lab):
-    lab.optimizer.value = "Adam"
-    assert lab.tries[-1].optimizer == "Adam" and "Adam" in lab.status_text
-    lab.steps.value = 200
-    assert lab.tries[-1].steps == 200 and "200 steps" in lab.status_text
-    assert len(lab.tries) == 3
+def test_a_typed_value_between_slider_positions_is_trained_on_its_own():
+    trainer = _CountingTrainer(X, Y)
+    lab = learning_rate_lab(trainer, show=False)
+    lab.submit_text("0.4321")
+    assert trainer.trains and lab.tries[-1].run.lr == 0.4321 and lab.lr_slider.value == pytest.approx(0.4321, rel=0.03)
+    np.testing.assert_allclose(lab.tries[-1].run.final, oracle("SGD", 0.4321, 100)[1][-1], rtol=1e-4)
+
+
+def test_enter_on_the_same_value_or_an_empty_box_says_so(lab):
+    tries = len(lab.tries)
+    assert "nothing changed" in lab.submit_text()  # Enter on the value the box already shows
+    assert "box is empty" in lab.submit_text("  ")
+    assert lab.lr_text.value == "0.1" and len(lab.tries) == tries
+    lab.lr_text._handle_msg({"content": {"data": {"method": "custom", "content": {"event": "submit"}}}, "buffers": []})
+    assert "nothing changed" in lab.message.value  # what the browser sends on Enter
+
+
+def test_momentum_beta_snap_and_presets():
+    lab = learning_rate_lab(NumpyTrainer(X, Y), show=False)
+    lr = lab.snap()
+    assert lab.tries[-1].verdict.converged_at == 49 and lr == pytest.approx(0.741, abs=0.01)
+    lab.set(optimizer="Momentum", momentum=0.45)
+    assert not lab.momentum.disabled and "β=0.45" in lab.status_text
+    lab.snap()
+    assert lab.tries[-1].verdict.converged_at <= 15, "tuned momentum converges in about 13-15 steps"
+    assert "met by Momentum" in lab.challenge.value and lab.challenge_met is not None
+    for name, kind in (("too small", "healthy"), ("oscillating", "healthy"), ("diverging", "diverging")):
+        lab.preset(name)
+        assert lab.verdict.kind == kind, (name, lab.status_text)
+    lab.set(optimizer="SGD")
+    lab.preset("diverging")
+    assert lab.verdict.kind in ("diverged", "diverging") and lab._lr > lab.surface.stability_bound()
+    assert "one of" in (lab.preset("wild") or lab.message.value)
+
+
+def test_the_challenge_is_not_met_by_plain_sgd():
+    lab = learning_rate_lab(NumpyTrainer(X, Y), show=False)
+    lab.snap()
+    assert lab.challenge_met is None and "Not yet" in lab.challenge.value
+    assert f"at most {CHALLENGE_STEPS} steps" in lab.challenge.value
 
 
 def test_divergence_is_shown_not_raised(lab):
@@ -325,23 +450,37 @@ def test_divergence_is_shown_not_raised(lab):
 def test_earlier_tries_stay_until_cleared(lab):
     for lr in (0.2, 0.3, 0.4):
         lab.lr_slider.value = lr
-    assert [round(run.lr, 3) for run in lab.tries] == [0.1, 0.2, 0.3, 0.4]
+        lab.tries[-1].time -= 10  # moves a learner makes one by one, not a held arrow key
+    assert [round(t.run.lr, 3) for t in lab.tries] == [0.1, 0.2, 0.3, 0.4]
     assert lab.tries_list.value.count("&#9679;") == 4
     lab.clear_button.click()
-    assert len(lab.tries) == 1 and lab.tries[0].lr == 0.4 and "cleared" in lab.message.value
+    assert len(lab.tries) == 1 and lab.tries[0].run.lr == pytest.approx(0.4) and "cleared" in lab.message.value
     assert lab.tries_list.value.count("&#9679;") == 1
+
+
+def test_a_held_arrow_key_makes_one_try():
+    lab = learning_rate_lab(NumpyTrainer(X, Y), show=False)
+    now = [100.0]
+    lab._clock = lambda: now[0]
+    for k in range(1, 6):  # five arrow presses, 0.1 s apart
+        now[0] += 0.1
+        lab.lr_slider.value = float(10 ** (-1 + 0.01 * k))
+    assert len(lab.tries) == 2 and lab.tries[-1].run.lr == pytest.approx(10 ** -0.95)
+    now[0] += COALESCE_SECONDS + 0.1
+    lab.lr_slider.value = 0.3
+    assert len(lab.tries) == 3
 
 
 def test_a_long_session_forgets_the_older_half_at_once():
     lab = LearningRateLab(NumpyTrainer(X, Y), X, Y, max_tries=6)
     lab.retrain()
     for lr in (0.2, 0.3, 0.4, 0.5, 0.6):
-        lab.lr_slider.value = lr
+        lab.set(lr=lr)
     assert len(lab.tries) == 6 and lab.message.value == ""
-    lab.lr_slider.value = 0.7
-    assert [round(run.lr, 3) for run in lab.tries] == [0.4, 0.5, 0.6, 0.7]
+    lab.set(lr=0.7)
+    assert [round(t.run.lr, 3) for t in lab.tries] == [0.4, 0.5, 0.6, 0.7]
     assert "forgot the 3 oldest" in lab.message.value
-    assert len(lab.colors) == len(lab.verdicts) == 4
+    assert len({t.color for t in lab.tries}) == 4
 
 
 def test_every_try_is_drawn_over_the_earlier_ones(surface):
@@ -361,7 +500,7 @@ def test_every_try_is_drawn_over_the_earlier_ones(surface):
     (dict(lr=0), "must be &gt; 0"), (dict(lr=-1.0), "must be &gt; 0"), (dict(lr=float("nan")), "NaN"),
     (dict(lr="fast"), "not a number"), (dict(lr=[0.1]), "expected a number"),
     (dict(optimizer="RMSProp"), "one of SGD, Momentum, Adam"), (dict(steps=float("nan")), "NaN"),
-    (dict(steps="many"), "not a number"),
+    (dict(steps="many"), "not a number"), (dict(momentum="x"), "not a number"),
 ])
 def test_refused_values_leave_the_lab_as_it_was(lab, kwargs, text):
     tries = len(lab.tries)
@@ -376,6 +515,7 @@ def test_refused_values_leave_the_lab_as_it_was(lab, kwargs, text):
     (dict(steps=-5), "steps", 10, "using 10"), (dict(steps=float("inf")), "steps", 500, "using 500"),
     (dict(steps=123), "steps", 120, "using 120"), (dict(optimizer=" adam "), "optimizer", "Adam", ""),
     (dict(lr="0.25"), "lr_slider", 0.25, ""),
+    (dict(momentum=1.5, optimizer="Momentum"), "momentum", 0.99, "using 0.99"),
 ])
 def test_extreme_values_are_clamped_with_a_message(lab, kwargs, attribute, value, text):
     message = lab.set(**kwargs)
@@ -386,10 +526,10 @@ def test_extreme_values_are_clamped_with_a_message(lab, kwargs, attribute, value
 def test_nan_from_the_slider_and_text_box_is_refused(lab):
     lab.lr_slider.value = float("nan")
     assert lab.lr_slider.value == 0.1 and "NaN" in lab.message.value and len(lab.tries) == 1
-    lab.lr_text.value = "abc"
-    assert "not a number" in lab.message.value and len(lab.tries) == 1
-    lab.lr_text.value = "0.7"
-    assert lab.tries[-1].lr == 0.7 and lab.lr_slider.value == 0.7
+    lab.submit_text("abc")
+    assert "not a number" in lab.message.value and len(lab.tries) == 1 and lab.lr_text.value == "0.1"
+    lab.submit_text("0.7")
+    assert lab.tries[-1].run.lr == 0.7 and lab.lr_slider.value == pytest.approx(0.7, rel=0.03)
 
 
 class _SlowTrainer(NumpyTrainer):
@@ -402,9 +542,11 @@ class _SlowTrainer(NumpyTrainer):
     def is_compiled(self, optimizer):
         return optimizer in self.compiled
 
-    def compile(self, optimizer):
-        self.seen.append(self.lab.status.value)
-        self.compiled.add(optimizer)
+    def sweep(self, optimizer, *args, **kwargs):
+        if optimizer not in self.compiled:
+            self.seen.append(self.lab.status.value)
+            self.compiled.add(optimizer)
+        return super().sweep(optimizer, *args, **kwargs)
 
 
 def test_compiling_is_announced_once_per_optimizer():
@@ -414,6 +556,7 @@ def test_compiling_is_announced_once_per_optimizer():
     lab.retrain()
     lab.lr_slider.value = 0.2
     lab.optimizer.value = "Momentum"
+    lab.momentum.value = 0.5
     assert len(trainer.seen) == 2 and all("compiling" in seen for seen in trainer.seen)
     assert "Momentum" in trainer.seen[1]
 
@@ -422,19 +565,24 @@ def test_a_failing_trainer_gives_a_message(lab):
     def broken(*args, **kwargs):
         raise RuntimeError("device lost")
 
-    lab.trainer = type("Broken", (), {"launch": staticmethod(broken), "collect": broken, "compile": broken,
+    lab.trainer = type("Broken", (), {"sweep": broken, "train": broken, "compile": broken,
                                       "is_compiled": staticmethod(lambda name: True)})()
-    lab.lr_slider.value = 0.3
+    lab.optimizer.value = "Adam"
     assert "training failed: RuntimeError: device lost" in lab.message.value and len(lab.tries) == 1
+    lab.snap()
+    assert "training failed" in lab.message.value
 
 
-def test_app_has_dom_hooks_and_a_short_text_repr(lab):
-    classes = {c for w in (lab.widget, lab.lr_slider, lab.status, lab.image, lab.clear_button)
-               for c in w._dom_classes}
+def test_app_has_dom_hooks_a_picture_and_a_short_text_repr(lab):
+    classes = {c for w in (lab.widget, lab.lr_slider, lab.status, lab.image, lab.clear_button, lab.snap_button,
+                           lab.momentum, *lab.preset_buttons) for c in w._dom_classes}
     assert {CSS_PREFIX, f"{CSS_PREFIX}-slider", f"{CSS_PREFIX}-status", f"{CSS_PREFIX}-figure",
-            f"{CSS_PREFIX}-clear"} <= classes
+            f"{CSS_PREFIX}-clear", f"{CSS_PREFIX}-snap", f"{CSS_PREFIX}-momentum",
+            f"{CSS_PREFIX}-preset-good"} <= classes
     bundle = lab._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and "live only" in bundle["text/plain"]
+    assert bundle["image/png"].startswith(PNG_MAGIC), "a stored notebook shows a picture of the lab"
+    assert lab.image.layout.height == "auto", "the picture keeps its aspect ratio"
 
 
 def test_lab_rejects_bad_construction():

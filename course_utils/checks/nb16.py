@@ -1,62 +1,125 @@
-"""Exercises of notebook 16 (capstone: a small MLP for y = sin(3x))."""
+"""Exercises of notebook 16 (capstone: a classifier for three spiral arms, from notebook to project).
+
+Every check works on nets, data and settings of its own (not the notebook's spirals), against numpy.
+"""
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_array
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_array, as_number
 
-# The checker's own inputs for 16.1: a grid over [-1, 1].
-GRID = np.linspace(-1.0, 1.0, 201, dtype=np.float32).reshape(-1, 1)
+# The checker's own points for 16.1: a grid over [-1.5, 1.5]^2.
+_AXIS = np.linspace(-1.5, 1.5, 21, dtype=np.float32)
+GRID = np.stack(np.meshgrid(_AXIS, _AXIS), axis=-1).reshape(-1, 2)
 
 
+def _give_random_weights(net, seed):
+    """The checker's own random values (its own generator: the learner's global seed is left alone). A net
+    initialised to zeros, or to any symmetric values, would look like a straight line."""
+    import mindspore as ms
+    from mindspore import ops
+
+    rng = np.random.default_rng(seed)
+    for p in net.trainable_params():
+        ops.assign(p, ms.Tensor(rng.normal(0.0, 0.7, tuple(p.shape)), p.dtype))
+
+
+# ---- 16.1 the model ---------------------------------------------------------------------------------
 def _check_mlp_class(answer):
     import mindspore as ms
-    from mindspore import nn, ops
+    from mindspore import nn
 
     if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
         return f"expected a class that subclasses nn.Cell (not an instance), got {shown(answer)}"
     net = answer()
     shapes = [tuple(p.shape) for p in net.trainable_params()]
-    # The checker's own random values (its own generator: the learner's global seed is left alone). A net
-    # initialised to zeros, or to any symmetric values, outputs a constant and would look like a straight line.
-    rng = np.random.default_rng(1)
-    for p in net.trainable_params():
-        ops.assign(p, ms.Tensor(rng.normal(0.0, 0.7, tuple(p.shape)), p.dtype))
+    _give_random_weights(net, 1)
     out, problem = as_array(net(ms.Tensor(GRID)), "the output of your net")
     if problem:
         return problem
-    if out.shape != GRID.shape:
-        return f"for input of shape {GRID.shape} the output has shape {out.shape}; end with Dense(hidden, 1)"
+    if out.shape != (len(GRID), 3):
+        return (f"for points of shape {GRID.shape} the output has shape {out.shape}; expected one score per "
+                f"class, shape ({len(GRID)}, 3): end with Dense(hidden, classes)")
     if len(shapes) < 4:
-        return f"one Dense layer is MinimalNet again (a straight line); add a hidden layer. Parameters: {shapes}"
+        return f"one Dense layer draws straight lines between the classes; add a hidden layer. Parameters: {shapes}"
     if not np.all(np.isfinite(out)):
-        return "the output holds NaN or inf for inputs in [-1, 1]"
-    values = out.ravel()
-    line = np.polyval(np.polyfit(GRID.ravel(), values, 1), GRID.ravel())
-    if np.max(np.abs(values - line)) < 1e-6:
-        return "the output is still a straight line in x: put a nonlinearity such as nn.Tanh() between the layers"
+        return "the output holds NaN or inf for points in [-1.5, 1.5]^2"
+    if np.allclose(out.sum(1), 1.0, atol=1e-5) and np.all(out >= 0):
+        return ("the outputs are probabilities (each row sums to 1): return the raw scores (logits); the loss "
+                "applies the softmax itself")
+    design = np.hstack([GRID, np.ones((len(GRID), 1))]).astype(np.float64)
+    fit, *_ = np.linalg.lstsq(design, out, rcond=None)
+    if np.max(np.abs(design @ fit - out)) < 1e-4:
+        return ("the output is still a linear function of the point, so the classes are split by straight lines: "
+                "put a nonlinearity such as nn.ReLU() between the layers")
+    wider = answer(hidden=64)
+    if sum(p.size for p in wider.trainable_params()) <= sum(p.size for p in net.trainable_params()):
+        return "MLP(hidden=64) has no more parameters than MLP(): use `hidden` as the width of the hidden layers"
     return None
 
 
-# ---- 16.2 the training function ----------------------------------------------------------------------
-TRAIN_LR, TRAIN_EPOCHS, TRAIN_BATCH = 0.02, 3, 16  # the check's settings: 40 rows, so batches of 16, 16, 8
+# ---- 16.2 the loss and the metrics ---------------------------------------------------------------------
+def _loss_setup():
+    rng = np.random.default_rng(7)
+    logits = rng.normal(0.0, 2.0, (12, 3)).astype(np.float32)
+    labels = rng.integers(0, 3, 12).astype(np.int32)
+    shifted = logits.astype(np.float64) - logits.max(1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+    return logits, labels, float(-np.mean(log_p[np.arange(12), labels]))
+
+
+def _check_loss_and_metrics(answer):
+    import mindspore as ms
+
+    if not (isinstance(answer, tuple) and len(answer) == 2):
+        return f"expected the pair (loss_fn, metrics), got {shown(answer)}"
+    loss_fn, metrics = answer
+    if not callable(loss_fn):
+        return f"loss_fn must be a loss cell such as nn.MSELoss(), got {shown(loss_fn)}"
+    logits, labels, want = _loss_setup()
+    try:
+        value = loss_fn(ms.Tensor(logits), ms.Tensor(labels))
+    except (TypeError, ValueError, RuntimeError) as exc:
+        first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+        return (f"your loss fails on scores of shape (12, 3) and class numbers of shape (12,) ({first}): the labels "
+                f"are class numbers, so the loss needs sparse=True")
+    got, problem = as_array(value, "the loss")
+    if problem:
+        return problem
+    if got.size != 1:
+        return f"the loss is an array of shape {got.shape}: reduce it to one number, the mean (reduction='mean')"
+    got = float(got.reshape(()))
+    if np.isclose(got, want * len(labels), rtol=1e-4):
+        return f"the loss is the sum over the batch ({got:.4f}); use the mean ({want:.4f}), reduction='mean'"
+    if not np.isclose(got, want, rtol=1e-4):
+        return f"on the check's 12 scores the loss is {got:.4f}, the mean cross-entropy is {want:.4f}"
+    names = set(metrics) if isinstance(metrics, (set, dict, list, tuple)) else None
+    if names is None:
+        return f"metrics must be a set of names such as {{'accuracy'}}, got {shown(metrics)}"
+    if "accuracy" not in names:
+        return f"metrics {sorted(map(str, names))} has no 'accuracy', what the challenge scores"
+    return None
+
+
+# ---- 16.3 the training function ----------------------------------------------------------------------
+TRAIN_LR, TRAIN_EPOCHS, TRAIN_BATCH = 0.05, 3, 16  # the check's settings: 40 rows, so batches of 16, 16, 8
 
 
 def _train_setup():
-    """The checker's own task and net: y = cos(2.5x) on 40 points, a 1-4-1 tanh net with its own weights."""
+    """The checker's own task and net: 40 points in 2-D, 3 classes by angle, a 2-4-3 tanh net of its own."""
     rng = np.random.default_rng(12)
-    x = rng.uniform(-1.0, 1.0, (40, 1)).astype(np.float32)
-    y = np.cos(2.5 * x).astype(np.float32)
-    init = [rng.normal(0.0, 0.8, (4, 1)), rng.normal(0.0, 0.3, (4,)), rng.normal(0.0, 0.8, (1, 4)),
-            rng.normal(0.0, 0.3, (1,))]
+    x = rng.uniform(-1.0, 1.0, (40, 2)).astype(np.float32)
+    y = (np.floor((np.arctan2(x[:, 1], x[:, 0]) + np.pi) / (2 * np.pi / 3)) % 3).astype(np.int32)
+    init = [rng.normal(0.0, 0.8, (4, 2)), rng.normal(0.0, 0.3, (4,)), rng.normal(0.0, 0.8, (3, 4)),
+            rng.normal(0.0, 0.3, (3,))]
     return x, y, [a.astype(np.float32) for a in init]
 
 
 def train_oracle(lr=TRAIN_LR, epochs=TRAIN_EPOCHS, batch_size=TRAIN_BATCH, optimizer="adam", drop_last=False):
-    """Numpy (float64) mini-batch training of the 1-4-1 tanh net on the MSE, batches in order; Adam as
-    MindSpore defines it (beta1 0.9, beta2 0.999, eps 1e-8, bias-corrected step) or plain SGD."""
+    """Numpy (float64) mini-batch training of the 2-4-3 tanh net on the mean cross-entropy, batches in order;
+    Adam as MindSpore defines it (beta1 0.9, beta2 0.999, eps 1e-8, bias-corrected step) or plain SGD."""
     x, y, init = _train_setup()
-    x, y = x.astype(np.float64), y.astype(np.float64)
+    x = x.astype(np.float64)
     params = [p.astype(np.float64) for p in init]
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
@@ -68,7 +131,10 @@ def train_oracle(lr=TRAIN_LR, epochs=TRAIN_EPOCHS, batch_size=TRAIN_BATCH, optim
                 continue
             w1, c1, w2, c2 = params
             h = np.tanh(xb @ w1.T + c1)
-            d = 2.0 * (h @ w2.T + c2 - yb) / len(xb)
+            z = h @ w2.T + c2
+            p = np.exp(z - z.max(1, keepdims=True))
+            p /= p.sum(1, keepdims=True)
+            d = (p - np.eye(3)[yb]) / len(xb)
             dh = (d @ w2) * (1.0 - h ** 2)
             grads = [dh.T @ xb, dh.sum(0), d.T @ h, d.sum(0)]
             t += 1
@@ -100,74 +166,120 @@ def _check_train_function(answer):
     from mindspore import Tensor, nn, ops
 
     if not callable(answer):
-        return f"expected your function train_mlp, got {shown(answer)}"
+        return f"expected your function train_model, got {shown(answer)}"
     x, y, init = _train_setup()
-    net = nn.SequentialCell(nn.Dense(1, 4), nn.Tanh(), nn.Dense(4, 1))
+    net = nn.SequentialCell(nn.Dense(2, 4), nn.Tanh(), nn.Dense(4, 3))
     for param, value in zip(net.trainable_params(), init):
         ops.assign(param, Tensor(value, ms.float32))
-    answer(net, x.copy(), y.copy(), TRAIN_LR, TRAIN_EPOCHS, TRAIN_BATCH)
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    answer(net, loss_fn, x.copy(), y.copy(), TRAIN_LR, TRAIN_EPOCHS, TRAIN_BATCH)
     got = [p.asnumpy().astype(np.float64) for p in net.trainable_params()]
     if not all(np.all(np.isfinite(g)) for g in got):
         return "after your training the net's weights hold NaN or inf"
     if _close(got, init):
         return ("the net's weights did not change: train the net you are given, in place (not a new one), "
                 "with an optimizer over net.trainable_params()")
-    if _close(got, train_oracle()):
+    want = train_oracle()
+    if _close(got, want):
         return None
     where = f"on the check's data (40 rows, lr {TRAIN_LR}, {TRAIN_EPOCHS} epochs, batches of {TRAIN_BATCH})"
     for settings, why in _TRAIN_MISTAKES:
         if _close(got, train_oracle(**settings)):
             return f"{where}: {why}"
-    err = max(float(np.max(np.abs(g - w))) for g, w in zip(got, train_oracle()))
-    return (f"{where} your weights differ from Adam's by up to {err:.3g}: MSE loss, nn.Adam, batches in order "
-            "without shuffling, every batch once per epoch")
+    err = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
+    return (f"{where} your weights differ from Adam's by up to {err:.3g}: the loss_fn you are given, nn.Adam, "
+            "batches in order without shuffling, every batch once per epoch")
 
 
-mlp_class = Exercise("16.1", _check_mlp_class, hints=[
-    "MinimalNet is one Dense layer, a straight line. What has to sit between two Dense layers so that the "
-    "output can bend?",
-    "a hidden layer: Dense(1, hidden), then a nonlinearity such as nn.Tanh(), then Dense(hidden, 1); "
-    "nn.SequentialCell chains cells, and construct returns it applied to x",
-    "self.body = nn.SequentialCell(nn.Dense(1, hidden), nn.Tanh(), nn.Dense(hidden, hidden), nn.Tanh(), "
-    "nn.Dense(hidden, 1)) in __init__, and construct returns self.body(x)",
+# ---- 16.4 the evaluation ------------------------------------------------------------------------------
+def _check_accuracy_function(answer):
+    import mindspore as ms
+    from mindspore import nn
+
+    if not callable(answer):
+        return f"expected your function accuracy, got {shown(answer)}"
+    rng = np.random.default_rng(3)
+    x = rng.normal(0.0, 1.0, (50, 2)).astype(np.float32)
+    y = rng.integers(0, 3, 50).astype(np.int32)
+    net = nn.SequentialCell(nn.Dense(2, 5), nn.ReLU(), nn.Dense(5, 3))
+    _give_random_weights(net, 4)
+    want = float(np.mean(net(ms.Tensor(x)).asnumpy().argmax(1) == y))
+    result = answer(net, x.copy(), y.copy())
+    values = result.asnumpy() if hasattr(result, "asnumpy") else result
+    if isinstance(values, np.ndarray) and values.size > 1:
+        return (f"your function returned an array of shape {values.shape}: return one number, the fraction of "
+                f"correct predictions")
+    got, problem = as_number(result, "your accuracy")
+    if problem:
+        return problem
+    if np.isclose(got, want * len(y)):
+        return f"{got:g} is the number of correct predictions; divide by the number of points ({len(y)})"
+    if np.isclose(got, 100 * want):
+        return f"{got:g} is a percentage; return the fraction ({want:.2f})"
+    if not np.isclose(got, want):
+        return (f"on the check's 50 points and net the accuracy is {want:.2f}, yours {got:.4g}: the predicted class "
+                f"is the argmax of the scores along axis 1 (one row per point)")
+    return None
+
+
+mlp_class = ScaffoldExercise("16.1", _check_mlp_class, hints=[
+    "MinimalNet is one Dense layer: it can only draw straight lines between classes. What has to sit between "
+    "two Dense layers so that the boundary can bend?",
+    "a hidden layer: Dense(2, hidden), a nonlinearity such as nn.ReLU(), Dense(hidden, hidden), ReLU again, "
+    "and a last Dense(hidden, classes) that gives one score per class; nn.SequentialCell chains cells",
+    "self.body = nn.SequentialCell(nn.Dense(2, hidden), nn.ReLU(), nn.Dense(hidden, hidden), nn.ReLU(), "
+    "nn.Dense(hidden, classes)) in __init__, and construct returns self.body(x)",
 ])
-train_function = ScaffoldExercise("16.2", _check_train_function, hints=[
-    "the pieces of notebook 07 (or 09): an optimizer, a loss, a step, and two loops, over epochs and over "
-    "batches",
+loss_and_metrics = Exercise("16.2", _check_loss_and_metrics, hints=[
+    "the labels are class numbers (0, 1, 2) and the net gives one score per class: which loss of notebook 10 "
+    "compares scores with class numbers, and which metric counts the right answers?",
+    "nn.SoftmaxCrossEntropyWithLogits with sparse=True (labels as class numbers) and reduction='mean'; the "
+    "metric is called 'accuracy'",
+    "answer = (nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'), {'accuracy', 'loss'})",
+])
+train_function = ScaffoldExercise("16.3", _check_train_function, hints=[
+    "the pieces of notebook 07 (or 09): an optimizer, the loss you are given, a step, and two loops, over "
+    "epochs and over batches",
     "optimizer = nn.Adam(net.trainable_params(), learning_rate=lr); grad_fn = ms.value_and_grad(forward, None, "
     "optimizer.parameters) with forward(a, b) = loss_fn(net(a), b); the batches are x[s:s + batch_size] for "
     "s in range(0, len(x), batch_size)",
     "in the loops: loss, grads = grad_fn(Tensor(xb), Tensor(yb)); optimizer(grads). Or with Model: "
-    "Model(net, nn.MSELoss(), optimizer).train(epochs, ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=False)"
+    "Model(net, loss_fn, optimizer).train(epochs, ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=False)"
     ".batch(batch_size), dataset_sink_mode=False)",
+])
+accuracy_function = ScaffoldExercise("16.4", _check_accuracy_function, hints=[
+    "the net gives one score per class and point; the predicted class is the one with the highest score. "
+    "What fraction of the points gets its own label?",
+    "scores = net(Tensor(x)).asnumpy() has one row per point; scores.argmax(axis=1) are the predicted classes",
+    "return float(np.mean(net(Tensor(x)).asnumpy().argmax(axis=1) == y))",
 ])
 
 # ---- predictions --------------------------------------------------------------------------------------
-best_lr = Prediction(
-    "16.3", "Adam trains the MLP for 40 epochs at lr 0.0003, 0.003, 0.03 and 0.3. Which ends with the lowest "
-            "validation error?",
-    {"a": ("0.0003: the smallest steps are the most precise",
-           "small steps are precise only if there are enough of them; 320 steps of at most about 0.0003 each "
-           "(Adam's step is about lr per weight) barely move the weights from their start"),
-     "b": ("0.003: a little below the 0.01 that worked above, to be safe",
-           "below 0.01 is not safer here, only slower: in 320 steps of about 0.003 the net is still on its way "
-           "(look at how its error is still falling); a larger rate gets further in the same number of steps"),
-     "c": ("0.03",
-           "large enough to cover the distance in 320 steps, small enough not to jump around the minimum: "
-           "the middle of the range, as in notebook 05"),
-     "d": ("0.3: Adam normalises the gradients, so larger is just faster",
-           "Adam's normalisation makes each step about lr in size whatever the gradient; at 0.3 that step is "
-           "far too large for weights of size about 1, and training jumps around instead of settling")},
-    answer="c")
-reload_exact = Prediction(
-    "16.4", "A fresh MLP gets the parameters of the last checkpoint. How do its predictions compare with "
-            "those of the trained net that saved it?",
-    {"a": ("identical, bit for bit",
-           "a checkpoint stores every float32 parameter exactly as it is, and the same network on the same input "
-           "computes the same output"),
-     "b": ("equal to about 6 digits: saving rounds the weights",
-           "nothing is rounded: the checkpoint holds the float32 values themselves, byte for byte"),
-     "c": ("different: the optimizer's state (Adam's moments) is missing",
-           "the optimizer state matters for training on, not for predicting: predictions use only the "
-           "network's parameters")},
+resume_exact = Prediction(
+    "16.5", "A run of 12 epochs is stopped after epoch 5 and resumed from last.ckpt (weights, Adam's moments, "
+            "the epoch and the early-stop state) with --resume. How do its final weights compare with a run "
+            "that was never stopped?",
+    {"a": ("bitwise identical",
+           "nothing that decides a step is lost: the weights and Adam's state are in last.ckpt, and the order of "
+           "every epoch's batches is a function of (seed, epoch) alone, so epoch 6 reads the same batches "
+           "either way"),
+     "b": ("equal to about 6 digits: a checkpoint rounds, and restarting changes the order of the sums",
+           "a checkpoint holds every float32 exactly, and the resumed run computes the same operations on "
+           "the same batches in the same order: there is nothing to round differently"),
+     "c": ("clearly different: a fresh dataset restarts the shuffling at epoch 1",
+           "it would with a dataset that shuffles by itself (its shuffle state is not in the checkpoint); "
+           "the project's EpochBatches derives each epoch's order from (seed, epoch), so it cannot restart")},
     answer="a")
+amp_speed = Prediction(
+    "16.6", "The same training with mixed precision O3 (the whole net in float16) on this laptop CPU: "
+            "how does a training step compare with O0 (float32)?",
+    {"a": ("about twice as fast: half the bits to move",
+           "that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none and emulates "
+           "float16, converting back and forth"),
+     "b": ("about the same: the net is too small to notice",
+           "the net is small, but every cast between float16 and float32 is one more kernel per layer, and "
+           "kernels, not arithmetic, set the cost here (notebook 05)"),
+     "c": ("slower",
+           "the CPU emulates float16 and O3 adds casts around the layers: more kernels per step and no faster "
+           "arithmetic, so each step costs more")},
+    answer="c")

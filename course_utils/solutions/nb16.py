@@ -2,12 +2,12 @@
 
 # %% 16.1 nb16.mlp_class
 class MLP(nn.Cell):
-    def __init__(self, hidden=32):
+    def __init__(self, hidden=32, classes=3):
         super().__init__()
         self.body = nn.SequentialCell(
-            nn.Dense(1, hidden), nn.Tanh(),
-            nn.Dense(hidden, hidden), nn.Tanh(),
-            nn.Dense(hidden, 1),
+            nn.Dense(2, hidden), nn.ReLU(),
+            nn.Dense(hidden, hidden), nn.ReLU(),
+            nn.Dense(hidden, classes),
         )
 
     def construct(self, x):
@@ -15,13 +15,22 @@ class MLP(nn.Cell):
 
 
 answer = MLP
+
 nb16.mlp_class.check(answer)
 
 
-# %% 16.2 nb16.train_function
-def train_mlp(net, x, y, lr, epochs, batch_size):
+# %% 16.2 nb16.loss_and_metrics
+loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+metrics = {"accuracy", "loss"}
+
+answer = (loss_fn, metrics)
+
+nb16.loss_and_metrics.check(answer)
+
+
+# %% 16.3 nb16.train_function
+def train_model(net, loss_fn, x, y, lr, epochs, batch_size):
     optimizer = nn.Adam(net.trainable_params(), learning_rate=lr)
-    loss_fn = nn.MSELoss()
 
     def forward(data, label):
         return loss_fn(net(data), label)
@@ -40,18 +49,29 @@ def train_mlp(net, x, y, lr, epochs, batch_size):
     return net
 
 
-answer = train_mlp
+answer = train_model
 
 nb16.train_function.check(answer)
 
 
-# %% 16.3 nb16.best_lr
-answer = "c"
+# %% 16.4 nb16.accuracy_function
+def accuracy(net, x, y):
+    scores = net(Tensor(x)).asnumpy()
+    return float(np.mean(scores.argmax(axis=1) == y))
 
-nb16.best_lr.check(answer)
+
+answer = accuracy
+
+nb16.accuracy_function.check(answer)
 
 
-# %% 16.4 nb16.reload_exact
+# %% 16.5 nb16.resume_exact
 answer = "a"
 
-nb16.reload_exact.check(answer)
+nb16.resume_exact.check(answer)
+
+
+# %% 16.6 nb16.amp_speed
+answer = "c"
+
+nb16.amp_speed.check(answer)

@@ -8,7 +8,9 @@
 #   make test-quick  lint, unit and hygiene tests only (no notebook, browser or msrun): the edit loop
 #   make durations   re-measure each test file's time into tests/durations.json (the suite's scheduling order)
 #   make check    the setup check for workshop attendees
-#   make execute  re-run the notebooks and store their outputs deterministically (NB=notebooks/03_*.ipynb for one)
+#   make execute  re-run the notebooks and store their outputs deterministically (NB=notebooks/03_*.ipynb for one),
+#                 then regenerate the Chinese edition (make zh)
+#   make zh       the Chinese edition in zh/notebooks/ from notebooks/ and translations/zh/ (tools/zh.py)
 #   make student     the workshop hand-out in student/ (outputs cleared; .solution() refers to the instructor)
 #   make instructor  the instructor edition in instructor/ (each reference solution inline after its exercise)
 #   make browser  install Debian's chromium for the browser tests, if missing (root; CI runs it)
@@ -27,7 +29,7 @@ export GLOG_v := 3
 
 JOBS   ?= 2
 
-.PHONY: venv lab app test test-quick durations check execute student instructor clean-venv browser test-py312
+.PHONY: venv lab app test test-quick durations check execute zh student instructor clean-venv browser test-py312
 
 venv: $(STAMP)
 

@@ -1,0 +1,187 @@
+"""The Chinese edition (中文版), generated from the English notebooks and one translation file per notebook.
+
+    python tools/zh.py build            # write zh/notebooks/NN_name.ipynb for every translated notebook
+    python tools/zh.py build --check    # exit 1 if a generated notebook is missing or not what build writes
+    python tools/zh.py stale            # for translators: the markdown cells with no or an out-of-date translation
+    python tools/zh.py template NN      # add the missing cells of notebook NN to its translation file
+
+The English notebooks stay the source of truth. ``translations/zh/NN_name.json`` holds, for each markdown
+cell (by cell id), the Chinese text and the SHA-256 fingerprint of the English text it translates:
+
+    {"notebook": "03_train_one_step.ipynb",
+     "cells": {"f9f52ef6": {"en_sha256": "3f2a...", "zh": "# 03 · TrainOneStepCell 与训练循环 ..."}}}
+
+``build`` copies every code cell with its stored outputs byte for byte and replaces each markdown cell by its
+translation; a cell without a translation (or with a stale one) stays English and is listed by ``stale``, so a
+half-translated notebook is usable and its gaps are visible. The generated notebooks live in zh/notebooks/,
+one folder deeper than notebooks/, so relative links that leave notebooks/ get one more ``../``; links
+between notebooks keep pointing at the neighbouring Chinese notebook. Run twice, build changes nothing.
+tests/test_translations.py fails on drift: an untranslated or stale cell of a translated notebook, a code
+cell that differs, a link from a Chinese notebook to an English one, a glossary term not rendered as the
+README's glossary renders it.
+"""
+
+import argparse
+import copy
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "notebooks"
+TRANSLATIONS = ROOT / "translations" / "zh"
+OUTPUT = ROOT / "zh" / "notebooks"
+LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def fingerprint(text):
+    """The SHA-256 of an English cell's text: a translation records the one it was made from."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def translation_path(notebook_name, folder=TRANSLATIONS):
+    return Path(folder) / (Path(notebook_name).stem + ".json")
+
+
+def load_translation(notebook_name, folder=TRANSLATIONS):
+    """``{cell id: {"en_sha256": ..., "zh": ...}}`` of one notebook; {} when it has no translation file."""
+    path = translation_path(notebook_name, folder)
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("notebook") != Path(notebook_name).name or not isinstance(data.get("cells"), dict):
+        raise ValueError(f"{path}: expected {{'notebook': {Path(notebook_name).name!r}, 'cells': {{...}}}}")
+    return data["cells"]
+
+
+def markdown_cells(nb):
+    return [cell for cell in nb.cells if cell.cell_type == "markdown"]
+
+
+def status(nb, cells):
+    """``(missing, stale)``: ids of markdown cells with no translation, and with one of older English text."""
+    missing, stale = [], []
+    for cell in markdown_cells(nb):
+        entry = cells.get(cell.get("id"))
+        if not entry or not entry.get("zh"):
+            missing.append(cell.get("id"))
+        elif entry.get("en_sha256") != fingerprint(cell.source):
+            stale.append(cell.get("id"))
+    return missing, stale
+
+
+def relink(text, translated=None):
+    """Rewrite relative links for a notebook one folder deeper (zh/notebooks/ instead of notebooks/).
+
+    A link to a neighbouring notebook stays a link to its Chinese edition, unless ``translated`` (the names
+    that have one) says it has none yet: then it leads to the English notebook."""
+    def fix(match):
+        target = match.group(2)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith(("#", "/")):
+            return match.group(0)  # a URL, an anchor or an absolute path
+        name = target.split("#")[0]
+        if re.fullmatch(r"\d\d_[\w.-]+\.ipynb", name) and (translated is None or name in translated):
+            return match.group(0)  # a neighbouring notebook: its Chinese edition sits next to this one
+        if target.startswith("../"):
+            return f"{match.group(1)}../{target}{match.group(3)}"
+        return f"{match.group(1)}../../notebooks/{target}{match.group(3)}"
+    return LINK.sub(fix, text)
+
+
+def build_one(path, folder=TRANSLATIONS, translated=None):
+    """The Chinese edition of one English notebook, as a notebook object (nothing written)."""
+    nb = nbformat.read(path, as_version=4)
+    cells = load_translation(path.name, folder)
+    out = copy.deepcopy(nb)
+    for cell in out.cells:
+        if cell.cell_type != "markdown":
+            continue
+        entry = cells.get(cell.get("id"))
+        if entry and entry.get("zh") and entry.get("en_sha256") == fingerprint(cell.source):
+            cell.source = entry["zh"]
+        cell.source = relink(cell.source, translated)
+    out.metadata["language_edition"] = "zh-CN"
+    return out
+
+
+def translated_notebooks(source=SOURCE, folder=TRANSLATIONS):
+    """The English notebooks that have a translation file, in course order."""
+    return [p for p in sorted(Path(source).glob("[0-9][0-9]_*.ipynb")) if translation_path(p.name, folder).exists()]
+
+
+def _text(nb):
+    return nbformat.writes(nb) + "\n"
+
+
+def build(check=False, source=SOURCE, folder=TRANSLATIONS, output=OUTPUT):
+    """Write (or with check=True, compare) every generated notebook; returns the names that differ."""
+    output = Path(output)
+    paths = translated_notebooks(source, folder)
+    names = {p.name for p in paths}
+    wanted = {p.name: _text(build_one(p, folder, names)) for p in paths}
+    differ = [name for name, text in wanted.items()
+              if not (output / name).exists() or (output / name).read_text(encoding="utf-8") != text]
+    orphans = sorted(p.name for p in output.glob("*.ipynb") if p.name not in wanted) if output.exists() else []
+    if not check:
+        output.mkdir(parents=True, exist_ok=True)
+        for name in differ:
+            (output / name).write_text(wanted[name], encoding="utf-8")
+        for name in orphans:
+            (output / name).unlink()
+    return differ + orphans
+
+
+def template(number, source=SOURCE, folder=TRANSLATIONS):
+    """Add an empty entry for each untranslated markdown cell of notebook ``number`` ("03"); returns the path."""
+    matches = sorted(Path(source).glob(f"{number}_*.ipynb"))
+    if len(matches) != 1:
+        raise SystemExit(f"no single notebook numbered {number!r} in {source}")
+    path = matches[0]
+    nb = nbformat.read(path, as_version=4)
+    cells = load_translation(path.name, folder)
+    for cell in markdown_cells(nb):
+        cells.setdefault(cell.get("id"), {"en_sha256": fingerprint(cell.source), "zh": ""})
+    target = translation_path(path.name, folder)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    order = [c.get("id") for c in markdown_cells(nb)]
+    ordered = {k: cells[k] for k in order if k in cells}
+    ordered.update({k: v for k, v in cells.items() if k not in ordered})  # cells the English no longer has
+    target.write_text(json.dumps({"notebook": path.name, "cells": ordered}, ensure_ascii=False, indent=1) + "\n",
+                      encoding="utf-8")
+    return target
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--check", action="store_true")
+    sub.add_parser("stale")
+    t = sub.add_parser("template")
+    t.add_argument("number")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        differ = build(check=args.check)
+        verb = "differ from what build writes" if args.check else "written"
+        print(f"{len(differ)} generated notebook(s) {verb}" + (": " + ", ".join(differ) if differ else ""))
+        return 1 if args.check and differ else 0
+    if args.command == "template":
+        print(template(args.number).relative_to(ROOT))
+        return 0
+    total = 0
+    for path in sorted(SOURCE.glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        missing, stale = status(nb, load_translation(path.name))
+        done = len(markdown_cells(nb)) - len(missing) - len(stale)
+        total += len(missing) + len(stale)
+        gaps = (f"; missing {', '.join(missing)}" if missing else "") + (f"; stale {', '.join(stale)}" if stale else "")
+        print(f"{path.name}: {done}/{len(markdown_cells(nb))} translated{gaps}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -153,3 +153,16 @@ def test_steps_per_epoch_refuses_junk_clearly(n, batch_size, drop):
         assert any(name in str(exc) for name in ("n (number of rows)", "batch_size", "drop_remainder"))
     else:
         assert isinstance(steps, int) and steps >= 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(lr=st.one_of(junk, st.floats(0, 2)),
+       batches=st.one_of(junk, st.lists(st.lists(st.integers(-2, 12)), max_size=4)))
+def test_minibatch_sgd_refuses_junk_clearly(lr, batches):
+    x, y = make_linear_data(n=10)
+    try:
+        ws, bs, losses = minibatch_sgd(x, y, lr, batches)
+    except (TypeError, ValueError) as exc:
+        assert any(word in str(exc) for word in ("lr", "batches")), str(exc)
+    else:
+        assert len(ws) == len(bs) == len(losses) == len(batches)

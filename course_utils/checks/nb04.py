@@ -144,9 +144,10 @@ def _check_minibatch_loop(answer):
                     f"({steps // epochs} batches per epoch)")
         first_epoch = dataset_order(n, batch_size, 1, seed=seed)
         if _close(losses, minibatch_sgd(x, y, lr, first_epoch * epochs, w=start[0], b=start[1])[2]):
-            return (f"{call}: every epoch took the batches in the same order: `for data in dataset` inside the epoch "
-                    "loop makes a new iterator each epoch, which starts from the same seed. Create one iterator "
-                    "before the loop with dataset.create_tuple_iterator(num_epochs=epochs) and loop over it")
+            return (f"{call}: every epoch took the batches in the same order: `for data in dataset` (or "
+                    "create_tuple_iterator() inside the epoch loop) makes a new iterator each epoch, which starts "
+                    "from the same seed. Create one iterator before the loop with "
+                    "dataset.create_tuple_iterator(num_epochs=epochs) and loop over it in every epoch")
         unshuffled = dataset_order(n, batch_size, epochs, seed=seed, shuffle=False)
         if _close(losses, minibatch_sgd(x, y, lr, unshuffled, w=start[0], b=start[1])[2]):
             return f"{call}: the batches come in the rows' own order: build the dataset with shuffle=True"

@@ -2,15 +2,17 @@
 
 # %% 03.1 nb03.learning_rate
 x2, y2 = nb03.exercise_data()
-data2 = (Tensor(x2), Tensor(y2))
-reaching = []
-for lr in (0.3, 0.5, 0.55, 0.6, 0.65, 0.7):  # section 4's sweep, on the new data
-    _, _, w_lr, b_lr = train(lr, data=data2)
-    print(f"lr {lr:4.2f}: w = {w_lr[-1]:9.4f}  b = {b_lr[-1]:9.4f}")
-    if abs(w_lr[-1] - 3) < 0.05 and abs(b_lr[-1] + 1) < 0.05:
-        reaching.append(lr)
-print("within 0.05 of (3, -1):", reaching)
-answer = reaching[len(reaching) // 2]  # one from the middle of the window
+fit2 = least_squares(x2, y2)
+converging = []
+for lr in (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7):  # section 5's sweep, on the new data, 150 steps
+    ms.set_seed(0)
+    history = train(MinimalNet(), x2, y2, lr, steps=150)
+    k = steps_to_converge(history["params"], fit2)
+    print(f"lr {lr:4.2f}: w = {history['params'][-1, 0]:9.4f}  b = {history['params'][-1, 1]:9.4f}  converged: {k}")
+    if k is not None:
+        converging.append(lr)
+print("converged within 150 steps:", converging)
+answer = converging[len(converging) // 2]  # one from the middle of the window
 
 nb03.learning_rate.check(answer)
 

@@ -1,6 +1,7 @@
 """Plumbing for the checkpoint notebook (11): damage a file on purpose.
 
-``flip_bit`` and ``reseal_crc`` damage or re-seal a checkpoint file for the integrity demonstrations.
+``flip_bit`` and ``reseal_crc`` damage or re-seal a checkpoint file for the integrity demonstrations;
+``plot_checkpoint_contents`` draws which entries each file holds.
 ``expect_error`` and ``quiet_python_logs`` (the course's one style for an expected error) live in
 ``course_utils.errors`` and are importable from here too.
 """
@@ -56,3 +57,38 @@ def reseal_crc(path):
     body = data[:-tail]
     with open(path, "wb") as f:
         f.write(body + _CRC_TAG + binascii.crc32(body).to_bytes(_CRC_BYTES, "big"))
+
+
+def plot_checkpoint_contents(files, never_saved, ax=None, title="What a checkpoint file holds"):
+    """A grid: one row per entry, one column per file, a filled box where the file holds the entry.
+
+    ``files`` maps a file name to the names of its entries (``list(ms.load_checkpoint(path))``);
+    ``never_saved`` names state no checkpoint holds (drawn as empty rows at the bottom, in grey).
+    """
+    if not isinstance(files, dict) or not files or not all(isinstance(k, list) for k in files.values()):
+        raise TypeError("files must map each file name to the list of its entry names")
+    from matplotlib.patches import Rectangle
+
+    rows = list(dict.fromkeys(name for names in files.values() for name in names)) + list(never_saved)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(4.5, 0.35 * len(rows) + 1))
+    for col, names in enumerate(files.values()):
+        for row, entry in enumerate(rows):
+            held = entry in names
+            ax.add_patch(Rectangle(
+                (col - 0.4, row - 0.35), 0.8, 0.7, color="tab:green" if held else "0.92"))
+            ax.text(col, row, "saved" if held else "-", ha="center", va="center", fontsize=8)
+    ax.set_xlim(-0.5, len(files) - 0.5)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xticks(range(len(files)), list(files))
+    ax.xaxis.tick_top()
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    for label in ax.get_yticklabels()[len(rows) - len(never_saved):]:
+        label.set_color("grey")
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.set_title(title, fontsize=10, pad=22)
+    return ax

@@ -315,3 +315,20 @@ def test_missing_key_prediction_says_what_mindspore_returns(tmp_path):
     assert ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) == (["dense.bias"], [])
     assert nb11._weights(net) == (0.75, 0.0)
     assert "(['dense.bias'], [])" in nb11.missing_key.options[nb11.missing_key.answer][0]
+
+
+def test_plot_checkpoint_contents_marks_what_each_file_holds():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course_utils.ckpt_demo import plot_checkpoint_contents
+
+    ax = plot_checkpoint_contents({"net.ckpt": ["w", "b"], "train.ckpt": ["w", "b", "moments.w"]}, ["data position"])
+    marks = [t.get_text() for t in ax.texts]
+    assert marks == ["saved", "saved", "-", "-", "saved", "saved", "saved", "-"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["w", "b", "moments.w", "data position"]
+    plt.close("all")
+    with pytest.raises(TypeError, match="files must map"):
+        plot_checkpoint_contents({"a.ckpt": "w"}, [])

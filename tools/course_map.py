@@ -83,23 +83,34 @@ def size_minutes(path):
     cells = nbformat.read(path, as_version=4).cells[1:]
     core = [0, 0]
     extra = []  # [title, stated minutes, words, lines]
-    level = None
+    level = None  # the heading level of the open optional section, or None on the core path
+
+    def count(words=0, lines=0):
+        target = extra[-1] if level is not None else [None, None, *core]
+        target[2] += words
+        target[3] += lines
+        if level is None:
+            core[:] = target[2:]
+
     for cell in cells:
-        if cell.cell_type == "markdown":
-            heading = HEADING.match(cell.source)
-            optional = GOING_FURTHER.match(cell.source)
-            if optional:
-                level = len(optional.group(1))
-                extra.append([cell.source.splitlines()[0].lstrip("# ").strip(), int(optional.group(2)), 0, 0])
-            elif heading and level is not None and len(heading.group(1)) <= level:
-                level = None
-        target = extra[-1][2:] if level is not None else core
-        if cell.cell_type == "markdown":
-            target[0] += _words(cell.source)
-        elif not set(cell.metadata.get("tags", [])) & {"exercise", "prediction"}:
-            target[1] += _code_lines(cell.source)
-        if level is not None:
-            extra[-1][2:] = target
+        if cell.cell_type != "markdown":
+            if not set(cell.metadata.get("tags", [])) & {"exercise", "prediction"}:
+                count(lines=_code_lines(cell.source))
+            continue
+        chunk = []
+        for line in cell.source.splitlines():  # a heading anywhere in a cell starts a new part
+            heading = HEADING.match(line)
+            if heading:
+                count(words=_words("\n".join(chunk)))
+                chunk = []
+                optional = GOING_FURTHER.match(line)
+                if optional:
+                    level = len(optional.group(1))
+                    extra.append([line.lstrip("# ").strip(), int(optional.group(2)), 0, 0])
+                elif level is not None and len(heading.group(1)) <= level:
+                    level = None
+            chunk.append(line)
+        count(words=_words("\n".join(chunk)))
 
     def estimate(words, lines):
         return words / WORDS_PER_MINUTE + lines / CODE_LINES_PER_MINUTE

@@ -1,0 +1,46 @@
+"""A lesson is not shorter than its size: stated minutes are not below the estimate from prose and code.
+
+The model (CONTRIBUTING.md, "How long a lesson is", and tools/course_map.py): prose words / 180 plus
+code lines / 12, without the exercise and prediction cells, is a lower bound on the teaching minutes.
+Optional "Going further ... (optional, N min)" sections are estimated on their own, against their N.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from course_map import read_map, size_minutes  # noqa: E402
+
+MAP = read_map()
+
+
+@pytest.mark.parametrize("row", MAP, ids=[row[0] for row in MAP])
+def test_stated_minutes_are_not_below_the_size_estimate(row):
+    name, _title, teach, _ex = row
+    core, optional = size_minutes(ROOT / "notebooks" / name)
+    assert teach >= round(core), (
+        f"{name} states {teach} min of teaching, but its core path is about {core:.1f} min by its size:"
+        " move material into a 'Going further ... (optional, N min)' section or state more minutes")
+    for title, stated, estimate in optional:
+        assert stated >= round(estimate), f"{name}: '{title}' states {stated} min, its size says {estimate:.1f}"
+
+
+def test_the_model_counts_prose_code_and_optional_sections(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 99 · Title\n\n**Time:** Teaching: 1 min · Exercises: 1 min"),
+                nbformat.v4.new_markdown_cell("## 1. Core\n" + "word " * 178),  # 180 words with the heading
+                nbformat.v4.new_code_cell("\n".join(f"x = {i}" for i in range(12)) + "\n# a comment\n"),
+                nbformat.v4.new_code_cell("answer = ...\n" * 50, metadata={"tags": ["exercise"]}),
+                nbformat.v4.new_markdown_cell("## Going further: more (optional, 2 min)\n" + "word " * 354),
+                nbformat.v4.new_code_cell("y = 1\n" * 12),
+                nbformat.v4.new_markdown_cell("## Key points\n" + "word " * 178)]
+    path = tmp_path / "99_title.ipynb"
+    nbformat.write(nb, path)
+    core, optional = size_minutes(path)
+    assert core == pytest.approx(1 + 1 + 1)  # 180 words, 12 lines, then the key points' 180 words
+    assert optional == [("Going further: more (optional, 2 min)", 2, pytest.approx(360 / 180 + 1))]

@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -171,6 +172,10 @@ def run(argv, env, mark, grace=STOP_GRACE, out=sys.stdout):
             procs.stop([server.pid], grace=2)
             code = server.wait()
         left = set(procs.marked(MARK, mark))
+        deadline = time.monotonic() + 5  # a kernel whose start was cut short exits once it sees Voila gone
+        while left and time.monotonic() < deadline:
+            time.sleep(0.25)
+            left = set(procs.marked(MARK, mark))
         if left:
             procs.stop(left, grace=5)
             print(f"Stopped {len(left)} lab process(es) that outlived the server.", file=out, flush=True)

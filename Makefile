@@ -3,6 +3,7 @@
 # lab, app and check; also a contributor's tools (requirements-dev.txt) for the others.
 #   make lab      open the course in JupyterLab (127.0.0.1, with a token)
 #   make app      the learning-rate lab alone, as a classroom app (Voila on 127.0.0.1, with a token)
+#   make classroom   the lab for a whole room from this machine (IP=lan ROOM=20 PORT=8866; see INSTRUCTORS.md)
 #   make test     the whole test suite: lint, unit tests, every notebook under strict nbval (student copy and a
 #                 second Run All in one kernel), the browser tests, real msrun jobs; 2 workers (JOBS=2)
 #   make test-quick  lint, unit and hygiene tests only (no notebook, browser or msrun): the edit loop
@@ -29,7 +30,7 @@ export GLOG_v := 3
 
 JOBS   ?= 2
 
-.PHONY: venv lab app test test-quick durations check execute zh student instructor clean-venv browser test-py312
+.PHONY: venv lab app classroom test test-quick durations check execute zh student instructor clean-venv browser test-py312
 
 venv: $(STAMP)
 
@@ -49,6 +50,13 @@ lab: $(STAMP)
 
 app: $(STAMP)
 	$(BIN)/python app/serve.py
+
+# 127.0.0.1 unless IP is given (IP=lan: this machine's address on the local network, printed with a warning).
+IP   ?= 127.0.0.1
+ROOM ?= 20
+PORT ?= 8866
+classroom: $(STAMP)
+	$(BIN)/python app/classroom.py --ip $(IP) --room $(ROOM) --port $(PORT)
 
 # tests/test_browser.py drives this Chromium through playwright (never `playwright install`, which downloads one).
 browser:

@@ -125,7 +125,8 @@ def _sgd_distance(lr, steps=100):
     return np.hypot(w - best[0], b - best[1])
 
 
-@pytest.mark.parametrize("prediction", [nb05.fastest_of_four, nb05.article_recipe], ids=lambda p: p.name)
+@pytest.mark.parametrize("prediction", [nb05.fastest_of_four, nb05.article_recipe, nb05.larger_is_faster,
+                                        nb05.adam_never_diverges], ids=lambda p: p.name)
 def test_predictions_explain_every_option(prediction):
     for letter, (_text, why) in prediction.options.items():
         result = prediction.evaluate(letter)
@@ -240,3 +241,44 @@ def test_jit_is_detected_by_mindspore_wrapper_only():
 
     assert nb05._is_jit(ms.jit(plain)) and not nb05._is_jit(plain)
     assert not nb05._is_jit(functools.wraps(plain)(lambda x: x)) and not nb05._is_jit(print)
+
+
+def _sgd_steps_to_converge(lr, steps=200):
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    best = np.polyfit(x, y, 1)
+    w = b = 0.0
+    last_outside = 0
+    with np.errstate(all="ignore"):
+        for k in range(1, steps + 1):
+            err = w * x + b - y
+            w, b = w - lr * 2 * np.mean(err * x), b - lr * 2 * np.mean(err)
+            if not (abs(w - best[0]) < 0.01 and abs(b - best[1]) < 0.01):
+                last_outside = k
+    return None if last_outside == steps else last_outside + 1
+
+
+def test_larger_is_not_always_faster():
+    steps = {lr: _sgd_steps_to_converge(lr) for lr in (0.3, 0.5, 0.74, 0.79)}
+    assert steps[0.3] > steps[0.5] > steps[0.74] and steps[0.79] > 2 * steps[0.74], steps
+    assert nb05.larger_is_faster.answer == "b" and 0.74 < 2 / (LAM_MIN + LAM_MAX) < 0.79
+
+
+def test_adam_at_lr_10_ends_healthy_near_the_fit():
+    """nn.Adam's rule in numpy, lr = 10, 100 steps from (0, 0): far out first, then back, no divergence."""
+    x, y = make_linear_data()
+    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
+    w = b = mw = mb = vw = vb = 0.0
+    farthest, losses = 0.0, []
+    for t in range(1, 101):
+        err = w * x + b - y
+        losses.append(np.mean(err ** 2))
+        gw, gb = 2 * np.mean(err * x), 2 * np.mean(err)
+        mw, mb = 0.9 * mw + 0.1 * gw, 0.9 * mb + 0.1 * gb
+        vw, vb = 0.999 * vw + 0.001 * gw ** 2, 0.999 * vb + 0.001 * gb ** 2
+        step = 10 * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+        w, b = w - step * mw / (np.sqrt(vw) + 1e-8), b - step * mb / (np.sqrt(vb) + 1e-8)
+        farthest = max(farthest, abs(w), abs(b))
+    final = np.mean((w * x + b - y) ** 2)
+    assert farthest > 5 and np.all(np.isfinite(losses)) and final < 0.5 * losses[0] and final < 0.01
+    assert nb05.adam_never_diverges.answer == "b"

@@ -11,8 +11,10 @@ import numpy as np
 from course_utils._validate import shown
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
 
+from course_utils.oracles import CONVERGED
+
 MOMENTUM = 0.9
-TOL = 0.01  # "converged": |w - w*| and |b - b*| below this for good
+TOL = CONVERGED  # the course's criterion: |w - w*| and |b - b*| below 0.01 for good
 
 
 def _data():
@@ -271,3 +273,31 @@ momentum_step = Exercise("05.6", _check_momentum_step, hints=[
     "loss, grad = ms.value_and_grad(mse)(theta, a, y); velocity = 0.9 * velocity + grad; return theta - lr * "
     "velocity, velocity, loss",
 ])
+
+larger_is_faster = Prediction(
+    "05.7", "Guiding question for the lab: with plain SGD and 100 steps, do larger learning rates always "
+            "learn faster? Move the slider from 0.1 towards 0.8 and watch 'converged from step k'.",
+    {"a": ("yes, up to the stability bound 2 / lambda_max: a larger step covers more ground",
+           "not up to the bound: close below it the steep direction's factor |1 - lr * lambda_max| approaches 1 "
+           "again, and SGD needs far more steps there than somewhat lower down"),
+     "b": ("no: the fastest learning rate lies below the bound; beyond it the zig-zag along the steep "
+           "direction dies out ever more slowly",
+           "the slower of the two directions sets the pace: the flat one for small rates, the steep one's "
+           "zig-zag for large ones (exercise 05.2 asks you to find the best compromise)"),
+     "c": ("no: above 1 / lambda_max, where the zig-zag starts, every larger rate is slower",
+           "the zig-zag starts at about 0.40, but the flat direction still speeds up beyond it: the fastest "
+           "rate zig-zags")},
+    answer="b")
+adam_never_diverges = Prediction(
+    "05.8", "Guiding question for the lab: switch to Adam and push the learning rate to its top, 10 (more than "
+            "twelve times SGD's bound). What happens in 100 steps?",
+    {"a": ("it diverges at once, like SGD above 2 / lambda_max",
+           "Adam divides each gradient by its running size, so a step moves each coordinate by about lr whatever "
+           "the curvature: nothing multiplies the error by more than 1 at every step"),
+     "b": ("it jumps far away at first, then comes back and ends healthy, near the fit",
+           "each step is about lr long, so the first steps overshoot by several units; as the moving averages "
+           "follow the sign changes the steps shrink, and the loss ends close to its minimum"),
+     "c": ("it stays where it starts: the step is clipped",
+           "nothing is clipped: Adam's step is lr times the ratio of two moving averages, about 1 in size at "
+           "the start, so at lr = 10 the first step moves w and b by about 10")},
+    answer="b")

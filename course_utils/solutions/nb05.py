@@ -44,3 +44,15 @@ def momentum_step(theta, velocity, a, y, lr):
 
 answer = momentum_step
 nb05.momentum_step.check(answer)
+
+
+# %% 05.7 nb05.larger_is_faster
+answer = "b"
+
+nb05.larger_is_faster.check(answer)
+
+
+# %% 05.8 nb05.adam_never_diverges
+answer = "b"
+
+nb05.adam_never_diverges.check(answer)

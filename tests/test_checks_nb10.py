@@ -245,3 +245,17 @@ def test_multi_metric_scaffold_is_not_attempted():
 def test_multi_metric_rejects_typical_mistakes(answer, expected):
     result = nb10.multi_metric.evaluate(answer)
     assert result.status == INCORRECT and expected in result.message, result.message
+
+
+def test_a_line_gets_about_half_of_the_checks_spirals():
+    """The exercise text says the best linear model gets about 50 % of the check's held-out spirals."""
+    import mindspore.dataset as ds
+
+    x_train, y_train, x_test, y_test = nb10.spirals_split()
+    ms.set_seed(0)
+    net = nn.Dense(2, 3)
+    model = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                  nn.Adam(net.trainable_params(), learning_rate=0.02), metrics={"accuracy"})
+    model.train(nb10.EPOCHS, ds.NumpySlicesDataset({"x": x_train, "y": y_train}).batch(nb10.BATCH))
+    accuracy = model.eval(ds.NumpySlicesDataset({"x": x_test, "y": y_test}, shuffle=False).batch(150))["accuracy"]
+    assert 0.4 < accuracy < 0.6, accuracy

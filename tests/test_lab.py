@@ -410,6 +410,9 @@ def test_enter_on_the_same_value_or_an_empty_box_says_so(lab):
     assert lab.lr_text.value == "0.1" and len(lab.tries) == tries
     lab.lr_text._handle_msg({"content": {"data": {"method": "custom", "content": {"event": "submit"}}}, "buffers": []})
     assert "nothing changed" in lab.message.value  # what the browser sends on Enter
+    lab.lr_slider.value = float(10 ** -0.3)
+    assert lab.lr_text.value == "0.5012" and "nothing changed" in lab.submit_text(), "the box shows a rounded lr"
+    assert len(lab.tries) == tries + 1
 
 
 def test_momentum_beta_snap_and_presets():

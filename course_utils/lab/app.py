@@ -91,9 +91,9 @@ class LearningRateLab:
         self.lr_slider = widgets.FloatLogSlider(
             value=lr, base=10, min=math.log10(LR_RANGE[0]), max=math.log10(LR_RANGE[1]), step=0.01,
             readout_format=".3g", description="learning rate", continuous_update=False,
-            layout=Layout(width="520px"))
+            layout=Layout(width="590px"))
         self.lr_text = widgets.Text(value=f"{lr:.4g}", placeholder="e.g. 0.8", description="type lr, Enter",
-                                    continuous_update=True, layout=Layout(width="190px"))
+                                    continuous_update=True, layout=Layout(width="170px"))
         self.snap_button = widgets.Button(description="snap to best", icon="bullseye", layout=Layout(width="120px"),
                                           tooltip="the learning rate that converges in the fewest steps")
         self.optimizer = widgets.ToggleButtons(options=OPTIMIZERS, value=optimizer, description="optimizer",
@@ -178,6 +178,8 @@ class LearningRateLab:
                 self.lr_text.value = text
             finally:
                 self._muted = False
+        if self.lr_text.value.strip() == f"{self._lr:.4g}":  # Enter on the value the box shows (rounded)
+            return self.set()
         return self.set(lr=self.lr_text.value)
 
     def snap(self):

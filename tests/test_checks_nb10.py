@@ -259,3 +259,33 @@ def test_a_line_gets_about_half_of_the_checks_spirals():
     model.train(nb10.EPOCHS, ds.NumpySlicesDataset({"x": x_train, "y": y_train}).batch(nb10.BATCH))
     accuracy = model.eval(ds.NumpySlicesDataset({"x": x_test, "y": y_test}, shuffle=False).batch(150))["accuracy"]
     assert 0.4 < accuracy < 0.6, accuracy
+
+
+JUNK = [None, 0, 1.5, float("nan"), "c", b"x", [], [1, 2], {"accuracy": 1.0}, np.zeros(3), object(), print, type,
+        lambda *args: None, lambda *args: "text", lambda *args: float("inf"), lambda *args: np.zeros((2, 2))]
+
+
+@pytest.mark.parametrize("exercise", [nb10.classifier, nb10.multi_metric], ids=["10.3", "10.4"])
+@pytest.mark.parametrize("junk", JUNK, ids=[f"junk{i}" for i in range(len(JUNK))])
+def test_junk_is_rejected_without_raising(exercise, junk):
+    result = exercise.evaluate(junk)
+    assert result.status in (INCORRECT, NOT_ATTEMPTED) and result.message, result
+
+
+def test_a_metric_returning_junk_is_rejected():
+    class NaNPrecision(Reference):
+        def eval(self):
+            return {"accuracy": self.right / self.n, "precision": np.full(self.classes, np.nan)}
+
+    class NotADict(Reference):
+        def eval(self):
+            return self.right / self.n
+
+    class TextAccuracy(Reference):
+        def eval(self):
+            return {"accuracy": "0.9", "precision": super().eval()["precision"]}
+
+    for answer, expected in ((NaNPrecision, "NaN or inf"), (NotADict, "must return a dict"),
+                             (TextAccuracy, "not text")):
+        result = nb10.multi_metric.evaluate(answer)
+        assert result.status == INCORRECT and expected in result.message, result.message

@@ -218,10 +218,11 @@ def _finite_or_none(value):
     return value if isinstance(value, float) and math.isfinite(value) else None
 
 
-def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_after=None):
+def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_after=None, figure=True):
     """Train (rank ``rank`` of ``workers``); rank 0 writes the run's files into ``run_dir`` (prepared by
     the caller) and the report, which is returned. ``resume_from`` continues from run_dir/last.ckpt;
-    ``stop_after`` stops after that epoch as if interrupted (to rehearse a resume)."""
+    ``stop_after`` stops after that epoch as if interrupted (to rehearse a resume); ``figure=False``
+    skips report.png."""
     import mindspore as ms
     import yaml
     from mindspore.train import Model
@@ -268,6 +269,7 @@ def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_a
         "stopped_early": progress.stopped_early, "interrupted": last_epoch < t["epochs"] and not progress.stopped_early,
         "resumed_from_epoch": resume_from, "first_step_seconds": steps[0] if steps else None,
         "median_step_seconds": statistics.median(steps[1:]) if len(steps) > 1 else None,
+        "fastest_step_seconds": min(steps[1:]) if len(steps) > 1 else None,
         "mode": t["mode"], "amp": t["amp"], "workers": workers, "diverged": diverged,
         "diverged_at_epoch": progress.diverged_at})
     report["score"] = score(report["test_accuracy"], parameters, seconds)
@@ -275,7 +277,7 @@ def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_a
     report = {key: _finite_or_none(v) if isinstance(v, float) else v for key, v in report.items()}
     if writer:
         (run_dir / "report.json").write_text(json.dumps(report, indent=1, allow_nan=False))
-        if report["test_accuracy"] is not None:
+        if report["test_accuracy"] is not None and figure:
             from capstone.figure import save_report_figure
 
             save_report_figure(net, splits["test"], progress.history, run_dir / "report.png")

@@ -20,7 +20,7 @@ EPOCHS = "8"
 REPORT_KEYS = {"test_accuracy": float, "test_loss": float, "parameters": int, "train_seconds": float,
                "epochs_run": int, "best_epoch": int, "val_accuracy": float, "stopped_early": bool,
                "interrupted": bool, "resumed_from_epoch": int, "first_step_seconds": float,
-               "median_step_seconds": float, "mode": str, "amp": str, "workers": int, "diverged": bool,
+               "median_step_seconds": float, "fastest_step_seconds": float, "mode": str, "amp": str, "workers": int, "diverged": bool,
                "diverged_at_epoch": type(None), "score": float, "passed": bool}
 
 
@@ -223,3 +223,37 @@ def test_two_workers_on_two_rehearsed_nodes_equal_one_process(full_run, tmp_path
     one, two = (json.loads((d / "report.json").read_text()) for d in (run_dir, tmp_path / "dp"))
     assert two["workers"] == 2 and two["test_accuracy"] == one["test_accuracy"]
     assert abs(two["test_loss"] - one["test_loss"]) < 1e-4
+
+
+# ---- the notebook and the project say the same ----------------------------------------------------------
+def _definitions(source):
+    """{name: normalised source} of the top-level functions, classes and assignments in ``source``."""
+    import ast
+
+    found = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found[node.name] = ast.dump(node)
+        elif isinstance(node, ast.Assign):
+            found[", ".join(ast.unparse(t) for t in node.targets)] = ast.dump(node)
+    return found
+
+
+def test_notebook_cells_marked_with_a_project_file_hold_its_code():
+    """A notebook 16 cell that begins with `# capstone/<file>.py` defines what the file defines, identically."""
+    from pathlib import Path
+
+    import nbformat
+
+    root = Path(__file__).resolve().parent.parent
+    marked = 0
+    for cell in nbformat.read(root / "notebooks" / "16_capstone.ipynb", as_version=4).cells:
+        first = cell.source.split("\n", 1)[0]
+        if cell.cell_type != "code" or not first.startswith("# capstone/"):
+            continue
+        in_file = _definitions((root / first[2:].strip()).read_text())
+        for name, code in _definitions(cell.source).items():
+            assert name in in_file, f"{first[2:]} has no {name}, which the notebook shows as its code"
+            assert code == in_file[name], f"{name} in notebook 16 differs from {first[2:]}"
+            marked += 1
+    assert marked >= 5, "load_splits, epoch_order, EpochBatches, score and its constants are shown"

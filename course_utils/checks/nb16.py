@@ -222,6 +222,15 @@ def _check_accuracy_function(answer):
     return None
 
 
+class _PairExercise(Exercise):
+    """An exercise answered by a pair: not attempted while either part is still ``...``."""
+
+    def evaluate(self, answer):
+        if isinstance(answer, tuple) and any(part is ... for part in answer):
+            return super().evaluate(...)
+        return super().evaluate(answer)
+
+
 mlp_class = ScaffoldExercise("16.1", _check_mlp_class, hints=[
     "MinimalNet is one Dense layer: it can only draw straight lines between classes. What has to sit between "
     "two Dense layers so that the boundary can bend?",
@@ -230,7 +239,7 @@ mlp_class = ScaffoldExercise("16.1", _check_mlp_class, hints=[
     "self.body = nn.SequentialCell(nn.Dense(2, hidden), nn.ReLU(), nn.Dense(hidden, hidden), nn.ReLU(), "
     "nn.Dense(hidden, classes)) in __init__, and construct returns self.body(x)",
 ])
-loss_and_metrics = Exercise("16.2", _check_loss_and_metrics, hints=[
+loss_and_metrics = _PairExercise("16.2", _check_loss_and_metrics, hints=[
     "the labels are class numbers (0, 1, 2) and the net gives one score per class: which loss of notebook 10 "
     "compares scores with class numbers, and which metric counts the right answers?",
     "nn.SoftmaxCrossEntropyWithLogits with sparse=True (labels as class numbers) and reduction='mean'; the "
@@ -275,11 +284,11 @@ amp_speed = Prediction(
             "how does a training step compare with O0 (float32)?",
     {"a": ("about twice as fast: half the bits to move",
            "that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none and emulates "
-           "float16, converting back and forth"),
-     "b": ("about the same: the net is too small to notice",
-           "the net is small, but every cast between float16 and float32 is one more kernel per layer, and "
-           "kernels, not arithmetic, set the cost here (notebook 05)"),
-     "c": ("slower",
-           "the CPU emulates float16 and O3 adds casts around the layers: more kernels per step and no faster "
-           "arithmetic, so each step costs more")},
-    answer="c")
+           "float16, so there is nothing to gain"),
+     "b": ("no faster: about the same, or slower",
+           "the CPU has no float16 units, and O3 adds casts between float16 and float32 around the layers; on a "
+           "net this small the step costs about the same, sometimes more, never clearly less"),
+     "c": ("several times slower: emulating float16 in software is expensive",
+           "the emulation converts at the edges of each kernel, it does not compute bit by bit: a few more "
+           "kernels per step, not a different order of cost")},
+    answer="b")

@@ -72,6 +72,6 @@ nb16.resume_exact.check(answer)
 
 
 # %% 16.6 nb16.amp_speed
-answer = "c"
+answer = "b"
 
 nb16.amp_speed.check(answer)

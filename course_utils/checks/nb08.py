@@ -8,6 +8,7 @@ and what set_data does after the optimizer has stepped in PyNative mode.
 
 import numpy as np
 
+from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
 
@@ -33,9 +34,7 @@ _CLUES = {
 
 def _largest_stable_lr(x):
     """2/λmax of the Hessian of the mean squared error of y = w*x + b (float64, an oracle)."""
-    x = np.asarray(x, dtype=np.float64).ravel()
-    hessian = 2.0 * np.array([[np.mean(x * x), np.mean(x)], [np.mean(x), 1.0]])
-    return 2.0 / np.linalg.eigvalsh(hessian)[-1]
+    return 2.0 / oracles.lambda_max(x)
 
 
 def _simulate(x, y, lr, wrong_shape=False, freeze_at=None, w0=0.01, b0=0.0):
@@ -61,7 +60,7 @@ def _simulate(x, y, lr, wrong_shape=False, freeze_at=None, w0=0.01, b0=0.0):
 
 
 def mystery_runs():
-    """Six recorded runs, "A" to "F". Each is a dict with the data (x, y), the learning rate lr, and what
+    """Six simulated runs, "A" to "F". Each is a dict with the data (x, y), the learning rate lr, and what
     was recorded at each step: loss, grad_norm (before any clipping) and params (rows of (w, b), the first
     row before the first step)."""
     rng = np.random.RandomState(6)
@@ -140,13 +139,10 @@ def _check_fixed_setup(answer):
     limit = _largest_stable_lr(x)
     if lr >= limit:
         return f"lr = {lr:.4g} is above 2/λmax = {limit:.4g} for your x_fixed: gradient descent diverges"
-    w, b = 0.0, 0.0
+    ws, bs, _ = oracles.gradient_descent(x, y, lr, _STEPS)
     xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
     with np.errstate(all="ignore"):  # a rescaling to huge numbers overflows: the loss is then inf, rejected
-        for _ in range(_STEPS):
-            err = w * xs + b - ys
-            w, b = w - lr * 2 * np.mean(err * xs), b - lr * 2 * np.mean(err)
-        loss = np.mean((w * xs + b - ys) ** 2)
+        loss = np.mean((ws[-1] * xs + bs[-1] - ys) ** 2)
     if not loss <= 1e-3:
         return (f"stable, but after {_STEPS} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so that "
                 "both directions of the loss learn at a similar speed (standardise it), then pick lr below 2/λmax")
@@ -194,11 +190,8 @@ def _check_reset(answer):
     if after == got:
         return ("the values were set, but the optimizer no longer moves them: that is the PyNative set_data trap. "
                 "Use ops.assign(parameter, value) instead")
-    w, b = 0.5, -0.25  # the oracle: three steps of plain gradient descent from the reset values
-    xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
-    for _ in range(3):
-        err = w * xs + b - ys
-        w, b = w - 0.1 * 2 * np.mean(err * xs), b - 0.1 * 2 * np.mean(err)
+    ws, bs, _ = oracles.gradient_descent(x, y, 0.1, 3, w=0.5, b=-0.25)  # three steps from the reset values
+    w, b = float(ws[-1]), float(bs[-1])
     if not np.allclose(after, (w, b), atol=1e-5):
         return f"training after the reset went to {after}, but gradient descent from (0.5, -0.25) gives {(w, b)}"
     return None

@@ -145,8 +145,8 @@ def _wait(what, predicate, timeout=60, interval=0.25):
 
 @pytest.fixture(scope="module")
 def room(tmp_path_factory):
-    """A classroom of 3 places, all pre-heated; a lab without a page is culled after 12 idle seconds."""
-    server = load.ClassroomServer(room=3, pool=3, idle_minutes=0.2, log_dir=tmp_path_factory.mktemp("classroom"))
+    """A classroom of 3 places, all pre-heated; a lab without a page is culled after 24 idle seconds."""
+    server = load.ClassroomServer(room=3, pool=3, idle_minutes=0.4, log_dir=tmp_path_factory.mktemp("classroom"))
     try:
         server.wait_listening()
         server.wait_heated(3, timeout=240)
@@ -222,6 +222,46 @@ def test_a_tab_closed_mid_move_and_a_killed_kernel_free_their_place(room):
         await learner.change("slider", {"value": 0.5})
         await learner.close()
     _run(next_learner())
+
+
+CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.mark.browser
+def test_in_chromium_the_page_says_when_its_lab_has_stopped(room):
+    """The real page (Debian's chromium via playwright, as tests/test_browser.py): a live lab, then its kernel
+    is killed; the page must say so instead of showing a lab that no longer answers."""
+    if not os.access(CHROMIUM, os.X_OK) or importlib.util.find_spec("playwright") is None:
+        if os.environ.get("COURSE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"COURSE_REQUIRE_BROWSER=1 but no Chromium at {CHROMIUM} or no playwright")
+        pytest.skip(f"no Chromium at {CHROMIUM} or no playwright package")
+    from playwright.sync_api import sync_playwright
+
+    room.wait_heated(1, timeout=120)
+    errors = []
+    with sync_playwright() as manager:
+        browser = manager.chromium.launch(executable_path=CHROMIUM, env={**os.environ, classroom.MARK: room.mark},
+                                          args=["--headless", "--no-sandbox", "--disable-gpu",
+                                                "--disable-background-networking", "--no-first-run"])
+        try:
+            page = browser.new_page()
+            page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+            before = _kernel_ids(room)
+            page.goto(room.url, wait_until="domcontentloaded", timeout=120_000)
+            try:
+                page.locator(".lr-lab-status").wait_for(timeout=120_000)
+            except Exception:
+                raise AssertionError(f"no live lab in the page: {page.inner_text('body')[:1500]}") from None
+            assert page.locator("#lab-stopped").count() == 0
+            mine = page.evaluate("JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId")
+            assert mine in before
+            [proc] = [p for p in room.kernels() if any(mine in arg for arg in p.cmdline())]
+            proc.kill()
+            page.locator("#lab-stopped").wait_for(timeout=30_000)
+            assert "This lab has stopped" in page.locator("#lab-stopped").inner_text()
+        finally:
+            browser.close()
+    assert not errors, errors
 
 
 @pytest.mark.browser

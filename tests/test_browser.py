@@ -528,11 +528,12 @@ def _after(page, before, expect, what, settle, artifacts, shot):
     return now
 
 
-def _slider_to(page, fraction):
-    """Drag the learning-rate slider's handle with the mouse to ``fraction`` of the track (log scale)."""
+def _slider_to(page, fraction, name="slider"):
+    """Drag the lab's slider ``name`` (the learning rate's by default, log scale) with the mouse to
+    ``fraction`` of its track."""
     lab, _, _ = _lab_view(page)
-    track = lab.locator(".lr-lab-slider .noUi-target, .lr-lab-slider .noUi-base").first
-    handle = lab.locator(".lr-lab-slider .noUi-handle").first
+    track = lab.locator(f".lr-lab-{name} .noUi-target, .lr-lab-{name} .noUi-base").first
+    handle = lab.locator(f".lr-lab-{name} .noUi-handle").first
     handle.scroll_into_view_if_needed()
     box, grip = track.bounding_box(), handle.bounding_box()
     page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
@@ -543,40 +544,89 @@ def _slider_to(page, fraction):
 
 
 CRIMSON = "rgb(220, 20, 60)"  # the lab's alarm color for a diverging run
+VERDICT = r"converged|still learning|DIVERGED|DIVERGING|NO PROGRESS"
+LAYOUT_JS = """(lab) => {
+  const img = lab.querySelector('img.lr-lab-figure');
+  const box = e => e.getBoundingClientRect();
+  const cut = Array.from(lab.querySelectorAll('button, .widget-label, .widget-readout'))
+    .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+    .map(e => (e.innerText || e.className).trim());
+  return {natural: [img.naturalWidth, img.naturalHeight], shown: [box(img).width, box(img).height],
+          labTop: box(lab).top, labRight: box(lab).right, imgBottom: box(img).bottom, imgRight: box(img).right,
+          window: [window.innerWidth, window.innerHeight], cut: cut,
+          sliderWidth: box(lab.querySelector('.lr-lab-slider .noUi-base, .lr-lab-slider .noUi-target')).width};
+}"""
+
+
+def _check_layout(page, artifacts, shot):
+    """What a person sees at 1280x800: the picture keeps its aspect ratio, nothing is cut off, and the
+    controls and the figure fit the window once the lab is scrolled to its top."""
+    lab, _, img = _lab_view(page)
+    lab.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    got = lab.evaluate(LAYOUT_JS)
+    page.screenshot(path=artifacts / f"{shot}.png")
+    (nw, nh), (w, h) = got["natural"], got["shown"]
+    assert nw > 0 and abs(w / h - nw / nh) < 0.02 * nw / nh, \
+        f"the figure is stretched: {nw}x{nh} shown at {w:.0f}x{h:.0f}"
+    assert w >= 0.75 * nw, f"the figure is shrunk to unreadable: {nw}x{nh} shown at {w:.0f}x{h:.0f}"
+    width, height = got["window"]
+    assert got["imgRight"] <= width and got["labRight"] <= width + 1, f"the lab is wider than the window: {got}"
+    assert got["imgBottom"] <= height, f"controls and figure do not fit {width}x{height} with the lab at the top: {got}"
+    assert not got["cut"], f"labels cut off: {got['cut']}"
+    assert got["sliderWidth"] >= 400, f"the learning-rate slider is too short for 4 decades: {got['sliderWidth']}"
+
+
+def _message(page):
+    return page.locator(".lr-lab .lr-lab-message").first.inner_text().strip()
 
 
 def _exercise_lab(page, artifacts, prefix, settle):
-    """Optimizer buttons, a mouse drag and keys on the slider; after each: settled kernel, new figure, status."""
+    """Optimizer buttons, a mouse drag and keys on the slider, the typed box, β, snap and a preset; after each:
+    settled kernel, new figure, status. Then the layout a person sees at 1280x800."""
+    page.set_viewport_size({"width": 1280, "height": 800})
     lab, _, _ = _lab_view(page)
     lab.scroll_into_view_if_needed()
     def has_run():
         reading = _read(page)
-        verdict = re.search(r"converged|learning|DIVERGED|overshot|no progress", reading["status"])
-        return reading if reading["image"] and verdict else None
+        return reading if reading["image"] and re.search(VERDICT, reading["status"]) else None
     _poll("the lab's first run (a verdict in the status line and a figure)", has_run, SETTLE_TIMEOUT)
     settle()
     reading = _read(page)
     page.screenshot(path=artifacts / f"{prefix}-0-start.png")
+    _check_layout(page, artifacts, f"{prefix}-0-layout")
 
     current = re.match(r"lr=\S+ (\w+)", reading["status"])
     assert current, f"the status line does not start with the settings: {reading['status']!r}"
     other = "Adam" if current.group(1) != "Adam" else "Momentum"
     lab.get_by_role("button", name=other, exact=True).click()
-    reading = _after(page, reading, rf"^lr=\S+ {other}, \d+ steps: ", f"switching to {other}", settle, artifacts,
-                     f"{prefix}-1-{other.lower()}")
+    reading = _after(page, reading, rf"^lr=\S+ {other}( β=\S+)?, \d+ steps: ", f"switching to {other}", settle,
+                     artifacts, f"{prefix}-1-{other.lower()}")
     lab.get_by_role("button", name="SGD", exact=True).click()
     reading = _after(page, reading, r"^lr=\S+ SGD, \d+ steps: ", "switching to SGD", settle, artifacts,
                      f"{prefix}-2-sgd")
 
     _slider_to(page, 0.25)  # log10(lr) from -3 to 1: a quarter of the way is about 0.01
-    reading = _after(page, reading, r"^lr=0\.0\d+ SGD, \d+ steps: (converged|still learning)",
+    reading = _after(page, reading, r"^lr=0\.0\d+ SGD, \d+ steps: (healthy|NO PROGRESS)",
                      "dragging the slider to a small learning rate", settle, artifacts, f"{prefix}-3-small-lr")
     assert reading["color"] != CRIMSON, f"a converging run is not shown as an alarm: {reading}"
-
     box = lab.locator(".lr-lab-lr-text input").first
+    shown_lr = re.match(r"lr=(\S+) ", reading["status"]).group(1)
+    assert box.input_value() == shown_lr, f"the typed box does not follow the slider: {box.input_value()!r}"
+
+    box.press("Enter")  # the value the box already shows: a message, not silence
+    _poll("a message for Enter on the same value", lambda: "nothing changed" in _message(page), SETTLE_TIMEOUT)
+    box.fill("")
+    box.press("Enter")
+    _poll("a message for Enter on an empty box", lambda: "empty" in _message(page), SETTLE_TIMEOUT)
+    box.fill("abc")
+    box.press("Enter")
+    _poll("a message for text that is not a number", lambda: "not a number" in _message(page), SETTLE_TIMEOUT)
+    assert _read(page)["status"] == reading["status"], "bad input must not change the current try"
+
     box.fill("0.9")  # just above SGD's stability bound 2 / lambda_max (about 0.81 for this data)
     box.press("Enter")
-    reading = _after(page, reading, r"^lr=0\.9 SGD, \d+ steps: DIVERGED at step \d+",
+    reading = _after(page, reading, r"^lr=0\.9 SGD, \d+ steps: DIVERG(ED|ING)",
                      "typing 0.9 as the learning rate", settle, artifacts, f"{prefix}-4-typed-diverged")
     assert reading["color"] == CRIMSON, f"a diverging run is shown in crimson, got {reading['color']}"
 
@@ -587,9 +637,31 @@ def _exercise_lab(page, artifacts, prefix, settle):
                      "pressing End on the slider", settle, artifacts, f"{prefix}-5-diverged")
     assert reading["color"] == CRIMSON, f"a diverging run is shown in crimson, got {reading['color']}"
     page.keyboard.press("Home")  # the smallest, 0.001
-    reading = _after(page, reading, r"^lr=0\.001 SGD, \d+ steps: (still learning|no progress)",
+    reading = _after(page, reading, r"^lr=0\.001 SGD, \d+ steps: (healthy|NO PROGRESS)",
                      "pressing Home on the slider", settle, artifacts, f"{prefix}-6-smallest-lr")
     assert reading["color"] != CRIMSON, reading
+    tries = lab.locator(".lr-lab-tries").first.inner_text().count("●")
+    for _ in range(4):  # a held arrow key: one try, not one per press
+        page.keyboard.press("ArrowRight")
+    reading = _after(page, reading, r"^lr=0\.00\d+ SGD", "four arrow-key presses", settle, artifacts,
+                     f"{prefix}-7-arrows")
+    added = lab.locator(".lr-lab-tries").first.inner_text().count("●") - tries
+    assert added == 1, f"four quick arrow presses added {added} tries"
+
+    lab.locator(".lr-lab-snap").first.click()
+    reading = _after(page, reading, r"^lr=0\.7\d+ SGD, \d+ steps: healthy, converged", "snap to best", settle,
+                     artifacts, f"{prefix}-8-snap")
+    lab.get_by_role("button", name="Momentum", exact=True).click()
+    reading = _after(page, reading, r"^lr=\S+ Momentum β=0\.90, ", "switching to Momentum", settle, artifacts,
+                     f"{prefix}-9-momentum")
+    _slider_to(page, 0.45 / 0.99, "momentum")  # beta from 0 to 0.99
+    reading = _after(page, reading, r"^lr=\S+ Momentum β=0\.4\d, ", "dragging β to about 0.45", settle, artifacts,
+                     f"{prefix}-10-beta")
+    lab.locator(".lr-lab-preset-diverging").first.click()
+    reading = _after(page, reading, r"^lr=\S+ Momentum β=0\.4\d, \d+ steps: DIVERG", "the diverging preset", settle,
+                     artifacts, f"{prefix}-11-preset")
+    assert reading["color"] == CRIMSON, reading
+    _check_layout(page, artifacts, f"{prefix}-12-layout")
 
 
 # ---- the classroom app in Voila ---------------------------------------------------------------------------------
@@ -648,6 +720,8 @@ def _drive_app(voila_app, page, artifacts):
         _poll("the app to settle", still, SETTLE_TIMEOUT, interval=quiet)
 
     _exercise_lab(page, artifacts, "app", settle=settle)
+    page.locator(".lr-lab-clear").first.click()
+    _poll("clearing the earlier tries", lambda: "cleared" in _message(page), SETTLE_TIMEOUT)
     icon = page.locator(".lr-lab-clear i.fa, .lr-lab-clear i[class*=fa-]").first
     assert icon.count() and icon.evaluate("e => e.getBoundingClientRect().width") > 0, \
         "the clear button's icon does not render (Font Awesome missing)"

@@ -32,8 +32,8 @@ COALESCE_SECONDS = 0.8  # slider moves this close together (arrow keys held down
 CHALLENGE_EXCESS = 1e-6  # the challenge: the loss within 1e-6 of its minimum ...
 CHALLENGE_STEPS = 30  # ... within 30 steps
 CSS = f"""<style>
-.{CSS_PREFIX} .{CSS_PREFIX}-figure {{ width: 760px; max-width: 100%; height: auto; object-fit: contain; }}
-.{CSS_PREFIX} .{CSS_PREFIX}-tries {{ font-size: 12px; line-height: 1.3; }}
+.{CSS_PREFIX} .{CSS_PREFIX}-figure {{ width: 720px; max-width: 100%; height: auto; object-fit: contain; }}
+.{CSS_PREFIX} .{CSS_PREFIX}-tries {{ font-size: 12px; line-height: 1.25; }}
 </style>"""
 
 
@@ -111,9 +111,9 @@ class LearningRateLab:
         self.status = widgets.HTML(value="")
         self.message = widgets.HTML(value="")
         self.challenge = widgets.HTML(value="")
-        self.tries_list = widgets.HTML(value="", layout=Layout(width="200px", max_height="500px",
+        self.tries_list = widgets.HTML(value="", layout=Layout(width="250px", max_height="470px",
                                                                  overflow="auto"))
-        self.image = widgets.Image(format="png", layout=Layout(width="760px", max_width="100%", height="auto",
+        self.image = widgets.Image(format="png", layout=Layout(width="720px", max_width="100%", height="auto",
                                                                object_fit="contain"))
         named = (("slider", self.lr_slider), ("lr-text", self.lr_text), ("snap", self.snap_button),
                  ("optimizer", self.optimizer), ("momentum", self.momentum), ("steps", self.steps),
@@ -392,8 +392,8 @@ class LearningRateLab:
         self._redraw()
 
     def _list_tries(self, shown=14):
-        rows = [f'<span style="color:{t.color}">&#9679;</span> {html.escape(t.run.label)}, {t.run.steps} steps: '
-                f'{t.verdict.kind}' for t in self.tries]
+        rows = [f'<span style="color:{t.color}">&#9679;</span> {html.escape(t.run.label)}: {t.verdict.kind}'
+                for t in self.tries]
         hidden = len(rows) - shown
         rows = ([f"... and {hidden} earlier"] if hidden > 0 else []) + rows[-shown:]
         self.tries_list.value = "<br>".join(["<b>tries (newest last)</b>"] + rows) if rows else ""

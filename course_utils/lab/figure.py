@@ -130,7 +130,7 @@ def bounds_of(surface, optimizer, momentum):
 class LabFigure:
     """Four panels. ``render(runs, sweep)`` returns PNG bytes; ``prepare``/``finish`` split it (see module)."""
 
-    def __init__(self, surface, steps=100, window=PATH_WINDOW, size=(9.5, 6.25), dpi=80):
+    def __init__(self, surface, steps=100, window=PATH_WINDOW, size=(9.0, 5.8), dpi=80):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 

@@ -156,18 +156,32 @@ class ClassroomServer:
         return found
 
     def memory(self):
-        """(RSS of each kernel in MB, total RSS of kernels and server in MB)."""
-        per_kernel = []
+        """(resident MB of each kernel, unique MB of each kernel, resident MB of kernels and server together).
+
+        Resident (RSS) counts the libraries that all kernels share (MindSpore's, numpy's) in each of them;
+        unique (USS) is what one more kernel really adds."""
+        rss, uss = [], []
         for proc in self.kernels():
             try:
-                per_kernel.append(proc.memory_info().rss / 2**20)
+                info = proc.memory_full_info()
+                rss.append(info.rss / 2**20)
+                uss.append(info.uss / 2**20)
             except psutil.Error:
                 continue
         try:
             server = psutil.Process(self.proc.pid).memory_info().rss / 2**20
         except psutil.Error:
             server = 0.0
-        return per_kernel, sum(per_kernel) + server
+        return rss, uss, sum(rss) + server
+
+    def kernel_cpu_seconds(self):
+        total = 0.0
+        for proc in self.kernels():
+            try:
+                total += sum(proc.cpu_times()[:2])
+            except psutil.Error:
+                continue
+        return total
 
     def stop(self, timeout=30):
         """Ctrl-C (SIGINT) as an instructor would; returns (seconds to exit, processes that outlived it).
@@ -414,9 +428,10 @@ def run_room(n, moves, heat_timeout, log_dir=None):
         server.wait_listening()
         server.wait_heated(n, heat_timeout)
         row["heat_s"] = time.monotonic() - t0
-        per_kernel, total = server.memory()
-        row.update(rss_per_kernel_mb=statistics.mean(per_kernel) if per_kernel else None, rss_total_mb=total,
-                   kernels=len(per_kernel))
+        rss, uss, total = server.memory()
+        row.update(rss_per_kernel_mb=statistics.mean(rss) if rss else None, rss_total_mb=total, kernels=len(rss),
+                   uss_per_kernel_mb=statistics.mean(uss) if uss else None,
+                   heat_cpu_s_per_lab=server.kernel_cpu_seconds() / max(1, len(rss)))
         cpu = psutil.cpu_percent(interval=None)
         results = asyncio.run(arrive_together(server.base, server.token, n, moves))
         row["cpu_percent_during"] = psutil.cpu_percent(interval=None) if cpu is not None else None
@@ -449,18 +464,21 @@ def _fmt(value, scale=1.0, digits=2):
 
 
 def print_table(rows, out=sys.stdout):
-    print("\n| learners | heat pool s | time to lab p50 / p95 s | move p50 / p95 ms | switch p50 / p95 ms | errors "
-          "| RSS per kernel MB | RSS total MB | available memory drop MB | outlived the server | verdict |", file=out)
+    print("\n| learners | heat pool s (CPU s per lab) | time to lab p50 / p95 s | move p50 / p95 ms "
+          "| switch p50 / p95 ms | errors | per kernel MB RSS / unique | total RSS MB | available memory drop MB "
+          "| outlived the server | verdict |", file=out)
     print("|---|---|---|---|---|---|---|---|---|---|---|", file=out)
     for r in rows:
         if r.get("skipped"):
             print(f"| {r['n']} | skipped: {r['skipped']} |||||||||| - |", file=out)
             continue
         verdict = "OK" if meets_targets(r) else "over target"
-        print(f"| {r['n']} | {_fmt(r.get('heat_s'), digits=0)} | {_fmt(r.get('ttl_p50'))} / {_fmt(r.get('ttl_p95'))} "
+        print(f"| {r['n']} | {_fmt(r.get('heat_s'), digits=0)} ({_fmt(r.get('heat_cpu_s_per_lab'), digits=1)}) "
+              f"| {_fmt(r.get('ttl_p50'))} / {_fmt(r.get('ttl_p95'))} "
               f"| {_fmt(r.get('move_p50'), 1000, 0)} / {_fmt(r.get('move_p95'), 1000, 0)} "
               f"| {_fmt(r.get('switch_p50'), 1000, 0)} / {_fmt(r.get('switch_p95'), 1000, 0)} | {r.get('errors')} "
-              f"| {_fmt(r.get('rss_per_kernel_mb'), digits=0)} | {_fmt(r.get('rss_total_mb'), digits=0)} "
+              f"| {_fmt(r.get('rss_per_kernel_mb'), digits=0)} / {_fmt(r.get('uss_per_kernel_mb'), digits=0)} "
+              f"| {_fmt(r.get('rss_total_mb'), digits=0)} "
               f"| {_fmt(r.get('available_drop_mb'), digits=0)} | {r.get('outlived')} | {verdict} |", file=out)
     for r in rows:
         for sample in r.get("error_samples") or ():
@@ -485,10 +503,10 @@ def main(argv=None):
     print(f"classroom load test: {cpus} CPU(s), {psutil.virtual_memory().total / 2**30:.1f} GiB memory "
           f"({psutil.virtual_memory().available / 2**30:.1f} available), load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; learners {args.learners}, {args.moves} moves each")
-    rows, per_kernel_mb = [], 600.0
+    rows, per_kernel_mb = [], 400.0  # unique memory of one lab, updated from each room measured
     for n in args.learners:
         left = args.deadline - (time.monotonic() - started)
-        need_mb = n * per_kernel_mb * 1.3
+        need_mb = n * per_kernel_mb * 1.5 + 1024
         available_mb = psutil.virtual_memory().available / 2**20
         if left < 60:
             rows.append({"n": n, "skipped": f"the run's deadline ({args.deadline:.0f} s) is reached"})
@@ -500,7 +518,7 @@ def main(argv=None):
         print(f"N={n}: heating {n} labs, then {n} learners arrive at once ...", flush=True)
         row = run_room(n, args.moves, heat_timeout=min(left - 30, 60 + 20 * n))
         rows.append(row)
-        per_kernel_mb = max(per_kernel_mb, row.get("rss_per_kernel_mb") or 0)
+        per_kernel_mb = max(per_kernel_mb, row.get("uss_per_kernel_mb") or 0)
         figures = {k: v for k, v in row.items() if k != "error_samples"}
         print(f"  done in {time.monotonic() - started:.0f} s: {json.dumps(figures, default=str)}", flush=True)
     print_table(rows)

@@ -342,3 +342,21 @@ def test_the_overall_timeout_stops_every_process(tmp_path, no_leftovers):
     message = str(caught.value)
     assert "did not finish within timeout=20 s" in message
     assert "--- rank 0: worker_0.log ---" in message and "--- rank 1: worker_1.log ---" in message
+
+
+def test_notebook_15_figures():
+    """The data-parallel step and the launch timeline draw, and refuse what they cannot draw."""
+    import matplotlib.pyplot as plt
+
+    from course_utils.dp_figures import data_parallel_figure, launch_timeline_figure
+
+    fig = data_parallel_figure(rows=8, workers=2)
+    assert fig.get_size_inches()[0] == 9 and "all-reduce" in " ".join(t.get_text() for t in fig.axes[0].texts)
+    times = {r: {"started": 0.5, "imported": 3.0, "joined": 12.0, "trained": 13.0 + r} for r in (0, 1)}
+    fig2 = launch_timeline_figure(times, 0.0, 15.0)
+    assert len(fig2.axes[0].patches) == 6, "three phases for each of the two ranks"
+    plt.close("all")
+    with pytest.raises(ValueError, match="workers must be an int from 2 to 4"):
+        data_parallel_figure(workers=5)
+    with pytest.raises(ValueError, match="times must map each rank"):
+        launch_timeline_figure({}, 0.0, 1.0)

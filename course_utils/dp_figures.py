@@ -1,0 +1,77 @@
+"""Notebook 15's two pictures: one data-parallel step (shards, gradients, all-reduce) and a launch's timeline.
+
+Both return a matplotlib Figure sized for a 900-pixel notebook column.
+"""
+
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from course_utils._validate import require_int
+
+COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
+
+
+def _box(ax, x, y, w, h, text, colour="white", size=9):
+    ax.add_patch(Rectangle((x, y), w, h, facecolor=colour, edgecolor="black", linewidth=1))
+    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size)
+
+
+def _arrow(ax, start, end):
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color="dimgray", linewidth=1.2))
+
+
+def data_parallel_figure(rows=8, workers=2):
+    """A batch of ``rows`` rows dealt to ``workers`` shards, a gradient per worker, the all-reduce (mean)
+    and the same step on every copy of the network."""
+    rows = require_int("rows", rows, 2, 16)
+    workers = require_int("workers", workers, 2, len(COLOURS))
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    ax.set(xlim=(0, 10), ylim=(0, 6))
+    ax.axis("off")
+    height = 5.0 / rows
+    for r in range(rows):  # the batch, rows dealt out like cards: row r goes to worker r % workers
+        _box(ax, 0.2, 5.5 - (r + 1) * height, 1.2, height * 0.9, f"row {r}", COLOURS[r % workers], 8)
+    ax.text(0.8, 5.7, "one batch", ha="center", fontsize=10)
+    lane = 5.0 / workers
+    for k in range(workers):
+        y = 5.5 - (k + 1) * lane + lane * 0.2
+        mine = ", ".join(str(r) for r in range(k, rows, workers))
+        _box(ax, 2.3, y, 2.2, lane * 0.6, f"worker {k}\nrows {mine}\nloss on its shard", COLOURS[k], 8)
+        _box(ax, 5.0, y, 1.5, lane * 0.6, f"gradient g{k}", "white", 9)
+        _arrow(ax, (1.45, 5.5 - (k + 0.5) * lane), (2.3, y + lane * 0.3))
+        _arrow(ax, (4.5, y + lane * 0.3), (5.0, y + lane * 0.3))
+        _arrow(ax, (6.5, y + lane * 0.3), (7.1, 2.75))
+        _box(ax, 8.6, y, 1.3, lane * 0.6, f"copy {k}:\nw - lr g", COLOURS[k], 8)
+        _arrow(ax, (8.3, 2.75), (8.6, y + lane * 0.3))
+    mean = " + ".join(f"g{k}" for k in range(workers))
+    _box(ax, 7.1, 2.1, 1.2, 1.3, f"all-reduce\n({mean})\n/ {workers}", "lightyellow", 8)
+    ax.text(5.0, 0.15, "every copy takes the same step from the same weights, so the copies stay equal",
+            ha="center", fontsize=9)
+    ax.set_title("One data-parallel step: shards, gradients, all-reduce (gradients_mean=True)", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+PHASES = (("started", "imported", "start Python, import MindSpore", "lightgray"),
+          ("imported", "joined", "init(): wait until every process joined", "tab:orange"),
+          ("joined", "trained", "train (50 steps)", "tab:green"))
+
+
+def launch_timeline_figure(times, launched, returned):
+    """``times[rank]`` holds the wall-clock times a worker wrote (started, imported, joined, trained);
+    ``launched``/``returned`` are when launch() was called and returned. One bar per worker, in seconds."""
+    if not isinstance(times, dict) or not times:
+        raise ValueError("times must map each rank to its dict of times")
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.8 * len(times)))
+    for rank, t in sorted(times.items()):
+        for start, end, label, colour in PHASES:
+            ax.barh(rank, t[end] - t[start], left=t[start] - launched, color=colour, edgecolor="black",
+                    label=label if rank == min(times) else None)
+    ax.axvline(0, color="black", linewidth=1)
+    ax.axvline(returned - launched, color="black", linestyle="--", linewidth=1, label="launch() returns")
+    ax.set(yticks=sorted(times), yticklabels=[f"rank {r}" for r in sorted(times)], xlabel="seconds after launch()",
+           title="Timeline of one msrun launch (msrun and the scheduler start first, at 0)")
+    ax.invert_yaxis()
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.35 - 0.05 * len(times)), ncol=4)
+    fig.tight_layout()
+    return fig

@@ -142,10 +142,18 @@ def _banner(ip, url, room, pool, idle_minutes, show_qr):
     return "\n".join(lines)
 
 
+def restore_sigint():
+    """In a child: Ctrl-C's default action again. A launcher started in the background (by a script, an init
+    system) inherits SIGINT ignored, and Voila would inherit that too and never stop on it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(argv, env, mark, grace=STOP_GRACE, out=sys.stdout):
     """Run Voila until it ends or Ctrl-C/SIGTERM; then stop it and every process it started. Returns its exit code."""
     env = {**env, MARK: mark}
-    server = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+    # Its own session: a Ctrl-C in the terminal reaches this launcher only, which then stops Voila in order.
+    server = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True,
+                              preexec_fn=restore_sigint)
     stopping = []
 
     def on_signal(signum, frame):

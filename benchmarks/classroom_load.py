@@ -6,8 +6,9 @@ For each N, a fresh classroom server (app/classroom.py's Voila command: N places
 started on 127.0.0.1; once its pool is heated, N learners arrive at once. Each one, as the browser page
 does over the same protocol: loads the page (GET with the room's token), connects to its kernel, asks for
 the widgets' state (the lab is live when the slider, the optimizer buttons and the status line are there),
-moves the learning-rate slider ``--moves`` times (0.3 to 1.5 s apart, like a person), switches the
-optimizer to Momentum and to Adam (one move each), and leaves (the page's unload call shuts its lab down).
+moves the learning-rate slider ``--moves`` times (``--think`` 1 to 3 s apart: a person looks at the figure
+before the next move; every learner of the room at the same time), switches the optimizer to Momentum and
+to Adam, and leaves (the page's unload call shuts its lab down).
 A move is timed from the widget update sent to the kernel being idle again with the lab's new status and
 figure sent back; a move that gets no new status line, or no answer in 60 s, is an error.
 
@@ -100,7 +101,8 @@ class ClassroomServer:
         self.log_path = self.tmp / "voila.log"
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen([*argv, *extra_args], env=env, cwd=self.tmp, stdin=subprocess.DEVNULL,
-                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=classroom.restore_sigint)
 
     def log(self):
         return self.log_path.read_text(errors="replace")
@@ -374,7 +376,10 @@ class Learner:
             self.ws = None
 
 
-async def one_learner(base, token, moves, seed, leave=True):
+THINK = (1.0, 3.0)  # seconds between two moves of one learner
+
+
+async def one_learner(base, token, moves, seed, leave=True, think=THINK):
     """Arrive, wait for the live lab, move the slider, switch optimizers, leave. Returns a result dict."""
     rng = random.Random(seed)
     learner = Learner(base, token, name=f"learner {seed}")
@@ -393,12 +398,12 @@ async def one_learner(base, token, moves, seed, leave=True):
         lrs = list(MOVE_LRS)
         rng.shuffle(lrs)
         for i in range(moves):
-            await asyncio.sleep(rng.uniform(0.3, 1.5))
+            await asyncio.sleep(rng.uniform(*think))
             result["moves"].append(await learner.change("slider", {"value": lrs[i % len(lrs)]}))
         labels = learner.models[learner.ids["optimizer"]].get("_options_labels", [])
         for name in OPTIMIZER_SWITCHES:
             if name in labels:
-                await asyncio.sleep(rng.uniform(0.3, 1.5))
+                await asyncio.sleep(rng.uniform(*think))
                 result["switches"].append(await learner.change("optimizer", {"index": labels.index(name)}))
     except (LabGone, TimeoutError, asyncio.TimeoutError, OSError) as err:
         result["error"] = f"{type(err).__name__}: {err}"
@@ -412,13 +417,13 @@ async def one_learner(base, token, moves, seed, leave=True):
     return result
 
 
-async def arrive_together(base, token, n, moves, seed=0):
+async def arrive_together(base, token, n, moves, think=THINK, seed=0):
     AsyncHTTPClient.configure(None, max_clients=max(10, 2 * n))
-    return await asyncio.gather(*(one_learner(base, token, moves, seed * 1000 + i) for i in range(n)))
+    return await asyncio.gather(*(one_learner(base, token, moves, seed * 1000 + i, think=think) for i in range(n)))
 
 
 # ---- one room, and the whole table ------------------------------------------------------------------------
-def run_room(n, moves, heat_timeout, log_dir=None):
+def run_room(n, moves, heat_timeout, think=THINK, log_dir=None):
     """Serve a room of ``n`` (n places, n pre-heated), let n learners arrive at once; returns the figures."""
     available_before = psutil.virtual_memory().available / 2**20
     server = ClassroomServer(room=n, pool=n, log_dir=log_dir)
@@ -433,7 +438,7 @@ def run_room(n, moves, heat_timeout, log_dir=None):
                    uss_per_kernel_mb=statistics.mean(uss) if uss else None,
                    heat_cpu_s_per_lab=server.kernel_cpu_seconds() / max(1, len(rss)))
         cpu = psutil.cpu_percent(interval=None)
-        results = asyncio.run(arrive_together(server.base, server.token, n, moves))
+        results = asyncio.run(arrive_together(server.base, server.token, n, moves, think))
         row["cpu_percent_during"] = psutil.cpu_percent(interval=None) if cpu is not None else None
         row["available_drop_mb"] = available_before - psutil.virtual_memory().available / 2**20
         ttl = [r["time_to_lab"] for r in results if r["time_to_lab"] is not None]
@@ -489,6 +494,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--learners", type=int, nargs="+", default=[5, 10, 20, 30], help="room sizes to test")
     parser.add_argument("--moves", type=int, default=8, help="slider moves per learner (default 8)")
+    parser.add_argument("--think", type=float, nargs=2, default=list(THINK), metavar=("LOW", "HIGH"),
+                        help="seconds between a learner's moves, drawn uniformly (default 1 3)")
     parser.add_argument("--deadline", type=float, default=1500, help="seconds for the whole run (default 1500)")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file")
     args = parser.parse_args(argv)
@@ -497,12 +504,15 @@ def main(argv=None):
             parser.error(f"--learners: each room size must be in 1..60, got {n}")
     if not 1 <= args.moves <= 50:
         parser.error(f"--moves must be in 1..50, got {args.moves}")
+    if not 0 <= args.think[0] <= args.think[1] <= 60:
+        parser.error(f"--think LOW HIGH must satisfy 0 <= LOW <= HIGH <= 60, got {args.think}")
     os.environ.setdefault("GLOG_v", "3")
     started = time.monotonic()
     cpus = os.cpu_count()
     print(f"classroom load test: {cpus} CPU(s), {psutil.virtual_memory().total / 2**30:.1f} GiB memory "
           f"({psutil.virtual_memory().available / 2**30:.1f} available), load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; learners {args.learners}, {args.moves} moves each")
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; learners {args.learners}, {args.moves} moves each, "
+          f"{args.think[0]:g}-{args.think[1]:g} s apart")
     rows, per_kernel_mb = [], 400.0  # unique memory of one lab, updated from each room measured
     for n in args.learners:
         left = args.deadline - (time.monotonic() - started)
@@ -516,7 +526,7 @@ def main(argv=None):
                                             "available"})
             continue
         print(f"N={n}: heating {n} labs, then {n} learners arrive at once ...", flush=True)
-        row = run_room(n, args.moves, heat_timeout=min(left - 30, 60 + 20 * n))
+        row = run_room(n, args.moves, heat_timeout=min(left - 30, 60 + 20 * n), think=tuple(args.think))
         rows.append(row)
         per_kernel_mb = max(per_kernel_mb, row.get("uss_per_kernel_mb") or 0)
         figures = {k: v for k, v in row.items() if k != "error_samples"}

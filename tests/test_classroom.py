@@ -162,7 +162,8 @@ def test_three_learners_at_once_then_fifty_more_find_the_room_full(room):
     async def scenario():
         load.AsyncHTTPClient.configure(None, max_clients=60)
         # leave=False: their browsers vanish without the page's unload call (a laptop lid closed)
-        results = await asyncio.gather(*(load.one_learner(room.base, room.token, moves=2, seed=i, leave=False)
+        results = await asyncio.gather(*(load.one_learner(room.base, room.token, moves=2, seed=i, leave=False,
+                                                          think=(0.2, 0.5))
                                          for i in range(3)))
         t0 = time.monotonic()
         late = await asyncio.gather(*(load.Learner(room.base, room.token).load_page(timeout=60) for _ in range(50)))

@@ -92,17 +92,18 @@ class LearningRateLab:
             value=lr, base=10, min=math.log10(LR_RANGE[0]), max=math.log10(LR_RANGE[1]), step=0.01,
             readout_format=".3g", description="learning rate", continuous_update=False,
             layout=Layout(width="590px"))
-        self.lr_text = widgets.Text(value=f"{lr:.4g}", placeholder="e.g. 0.8", description="type lr, Enter",
-                                    continuous_update=True, layout=Layout(width="170px"))
+        self.lr_text = widgets.Text(value=f"{lr:.4g}", placeholder="type lr, Enter", continuous_update=True,
+                                    tooltip="type a learning rate and press Enter", layout=Layout(width="110px"))
         self.snap_button = widgets.Button(description="snap to best", icon="bullseye", layout=Layout(width="120px"),
                                           tooltip="the learning rate that converges in the fewest steps")
-        self.optimizer = widgets.ToggleButtons(options=OPTIMIZERS, value=optimizer, description="optimizer",
-                                               style={"button_width": "86px"})
+        self.optimizer = widgets.ToggleButtons(options=OPTIMIZERS, value=optimizer, tooltips=[
+            "plain gradient descent (nn.SGD)", "heavy-ball momentum (nn.Momentum) with β", "nn.Adam, defaults"],
+            style={"button_width": "96px"})
         self.momentum = widgets.FloatSlider(value=momentum, min=0.0, max=0.99, step=0.01, description="momentum β",
                                             readout_format=".2f", continuous_update=False,
-                                            disabled=optimizer != "Momentum", layout=Layout(width="260px"))
+                                            disabled=optimizer != "Momentum", layout=Layout(width="240px"))
         self.steps = widgets.IntSlider(value=steps, min=STEPS_RANGE[0], max=STEPS_RANGE[1], step=10,
-                                       description="steps", continuous_update=False, layout=Layout(width="260px"))
+                                       description="steps", continuous_update=False, layout=Layout(width="230px"))
         self.preset_buttons = [widgets.Button(description=name, layout=Layout(width="96px"),
                                               tooltip=f"a {name} learning rate for this optimizer")
                                for name in PRESETS]
@@ -125,7 +126,7 @@ class LearningRateLab:
             button.add_class(f"{CSS_PREFIX}-preset")
             button.add_class(f"{CSS_PREFIX}-preset-{name.replace(' ', '-')}")
             button.on_click(lambda _button, name=name: self.preset(name))
-        for widget in (self.lr_slider, self.lr_text, self.optimizer, self.momentum, self.steps):
+        for widget in (self.lr_slider, self.momentum, self.steps):
             widget.style.description_width = "initial"  # show the whole description, e.g. "learning rate"
         row = dict(flex_flow="row wrap", align_items="center")
         self.widget = widgets.VBox([
@@ -364,15 +365,14 @@ class LearningRateLab:
         reached = np.flatnonzero(excess < CHALLENGE_EXCESS)
         if reached.size and self.challenge_met is None:
             self.challenge_met = (current, int(reached[0]))
-        goal = (f"<b>Challenge:</b> bring the loss within {CHALLENGE_EXCESS:g} of its minimum in at most "
-                f"{CHALLENGE_STEPS} steps (any optimizer, β and learning rate). ")
+        goal = (f"<b>Challenge:</b> the loss within {CHALLENGE_EXCESS:g} of its minimum in at most {CHALLENGE_STEPS} "
+                f"steps (any optimizer, β, lr). ")
         if self.challenge_met is not None:
             met, step = self.challenge_met
             result = f'<span style="color:green">&#10003; met by {html.escape(met.run.label)} at step {step}</span>'
         else:
             finite = excess[np.isfinite(excess)]
-            result = f"Not yet: this try comes within {finite.min() if finite.size else np.inf:.1e} in " \
-                     f"{CHALLENGE_STEPS} steps."
+            result = f"Not yet: this try gets within {finite.min() if finite.size else np.inf:.1e}."
         self.challenge.value = goal + result
 
     def _figure_note(self):

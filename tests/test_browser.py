@@ -385,7 +385,7 @@ STOCK = [p for p in NOTEBOOKS if p not in FRONTEND]
 def test_the_split_is_sensible():
     """The lab and the Model API's progress bar and live plot are run in the browser; the split is by code."""
     names = [p.name for p in FRONTEND]
-    assert LAB_NOTEBOOK in names and any(n.startswith("07_") for n in names), names
+    assert LAB_NOTEBOOK in names and any(n.startswith("09_") for n in names), names
     assert STOCK and all("learning_rate_lab(" not in p.read_text() for p in STOCK)
 
 

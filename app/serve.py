@@ -8,6 +8,9 @@ without the code. The URL it prints carries a token. The page is rendered with t
 (app/jupyter/voila/templates/lab-offline): Voila's "lab" template without the stylesheets it would load
 from a CDN, so nothing is fetched from the internet at run time (tests/test_browser.py checks every
 request the page makes).
+
+For a whole room (each learner's browser with a lab of its own, a fixed number of places, pre-heated labs),
+app/classroom.py (``make classroom``) runs this same command with the settings a room needs.
 """
 
 import argparse

@@ -20,7 +20,8 @@ EPOCHS = "8"
 REPORT_KEYS = {"test_accuracy": float, "test_loss": float, "parameters": int, "train_seconds": float,
                "epochs_run": int, "best_epoch": int, "val_accuracy": float, "stopped_early": bool,
                "interrupted": bool, "resumed_from_epoch": int, "first_step_seconds": float,
-               "median_step_seconds": float, "fastest_step_seconds": float, "mode": str, "amp": str, "workers": int, "diverged": bool,
+               "median_step_seconds": float, "fastest_step_seconds": float, "mode": str, "amp": str, "workers": int,
+               "diverged": bool,
                "diverged_at_epoch": type(None), "score": float, "passed": bool}
 
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
-
 from course_utils.oracles import CONVERGED
 
 MOMENTUM = 0.9

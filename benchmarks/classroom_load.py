@@ -395,7 +395,8 @@ async def one_learner(base, token, moves, seed, leave=True, think=THINK):
         await learner.connect()
         await learner.fetch_widgets()
         result["time_to_lab"] = time.perf_counter() - t0
-        lrs = list(MOVE_LRS)
+        current = learner.models[learner.ids["slider"]].get("value")
+        lrs = [lr for lr in MOVE_LRS if lr != current]  # a move to the current value retrains nothing
         rng.shuffle(lrs)
         for i in range(moves):
             await asyncio.sleep(rng.uniform(*think))

@@ -8,6 +8,7 @@ lr < 2 * (1 + momentum) / (largest eigenvalue).
 
 import numpy as np
 
+from course_utils import oracles
 from course_utils._validate import require_int, require_series, shown
 from course_utils.data import check_xy
 from course_utils.oracles import CONVERGED
@@ -33,11 +34,10 @@ class LossSurface:
                              f"through the mean of the data fits equally well, so there is no single best (w, b)")
         self.x = x[:, 0].astype(np.float64)
         self.y = y[:, 0].astype(np.float64)
-        features = np.stack([self.x, np.ones_like(self.x)], axis=1)
-        self.hessian = 2.0 * features.T @ features / len(self.x)
+        self.hessian = oracles.hessian(self.x)
         self.eigenvalues, self.eigenvectors = np.linalg.eigh(self.hessian)  # ascending
-        w, b = np.linalg.lstsq(features, self.y, rcond=None)[0]
-        self.optimum = (float(w), float(b))
+        w, b = oracles.least_squares(self.x, self.y)
+        self.optimum = (w, b)
         self.min_loss = float(self.loss(w, b))
 
     @property

@@ -249,6 +249,7 @@ def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_a
     last_epoch = t["epochs"] if stop_after is None else min(stop_after, t["epochs"])
     progress.started = time.perf_counter()
     if resume_from < last_epoch:
+        # dataset_sink_mode=False: sink mode is for Ascend/GPU and changes nothing on CPU (notebook 14)
         model.fit(last_epoch, train_set, val_set, callbacks=[progress], dataset_sink_mode=False,
                   initial_epoch=resume_from)
     seconds = progress.seconds()

@@ -11,7 +11,8 @@
 #   make check    the setup check for workshop attendees
 #   make execute  re-run the notebooks and store their outputs deterministically (NB=notebooks/03_*.ipynb for one),
 #                 then regenerate the Chinese edition (make zh)
-#   make zh       the Chinese edition in zh/notebooks/ from notebooks/ and translations/zh/ (tools/zh.py)
+#   make zh       the Chinese edition in zh/notebooks/ from notebooks/ and translations/zh/ (tools/zh.py); keeps
+#                 the outputs of unchanged code cells (make execute re-runs it)
 #   make student     the workshop hand-out in student/ (outputs cleared; .solution() refers to the instructor)
 #   make instructor  the instructor edition in instructor/ (each reference solution inline after its exercise)
 #   make browser  install Debian's chromium for the browser tests, if missing (root; CI runs it)
@@ -95,8 +96,16 @@ durations: $(DEV_STAMP)
 check: $(STAMP)
 	$(BIN)/python -m course_utils.setup_check
 
+# The Chinese edition of the notebooks just run (those that have one) is rebuilt and run too: its stored outputs
+# are what the Chinese edition prints (COURSE_LANG=zh).
+ZH_NB = $(wildcard $(patsubst notebooks/%,zh/notebooks/%,$(filter notebooks/%,$(wildcard $(NB)))))
 execute: $(DEV_STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)
+	$(BIN)/python tools/zh.py build
+	$(if $(ZH_NB),$(BIN)/python tools/execute_notebooks.py $(ZH_NB))
+
+zh: $(DEV_STAMP)
+	$(BIN)/python tools/zh.py build
 
 clean-venv:
 	rm -rf $(VENV)

@@ -8,11 +8,14 @@ with the stored outputs:
    say "not attempted" (the learner has not written anything yet). Items: ``Cell N``;
 2. the instructor edition, in the same kernel (a second "Run All"): every cell again, and after each
    exercise or prediction its reference solution from course_utils/solutions/nbNN.py, which must print
-   "[ok]". Items: ``Cell N (instructor)`` and ``Cell N solution (instructor)``.
+   "[ok]". Items: ``Cell N (instructor)`` and ``Cell N solution (instructor)``. When the notebook has a
+   Chinese edition (zh/notebooks/, tools/zh.py) this pass runs it: the same code but for the first cell's
+   ``COURSE_LANG=zh`` line, compared with the Chinese edition's stored outputs (checks, hints and predictions
+   in Chinese). Items: ``Cell N (zh, instructor)`` and ``Cell N solution (zh, instructor)``.
 
 So one kernel proves that the student's notebook runs and shows its stored outputs, that every reference
-solution passes its check (solutions cannot rot), and that a second Run All works and shows the same
-outputs. N is nbval's code-cell index in the stored notebook. Other notebooks (the classroom app) get
+solution passes its check (solutions cannot rot), that a second Run All works, and that the Chinese edition
+runs and shows its stored outputs, at no extra run. N is nbval's code-cell index in the stored notebook. Other notebooks (the classroom app) get
 nbval's usual single pass. With pytest-xdist use ``--dist loadfile``: a notebook's cells share one kernel.
 
 At the end the suite prints each notebook's execution time and fails when a notebook checked no cell (e.g. it
@@ -37,6 +40,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from make_editions import ASKED, solution_cells  # noqa: E402
 
 LESSONS = ROOT / "notebooks"
+ZH_LESSONS = ROOT / "zh" / "notebooks"  # the Chinese edition, run by the second pass
 DURATIONS = ROOT / "tests" / "durations.json"  # written by `make durations`
 NOT_ATTEMPTED = "not attempted"
 # A lesson imports MindSpore and trains something: none of them can run in less than this.
@@ -145,16 +149,23 @@ class TwoPassNotebook(IPyNbFile):
             options = _options(cell, compare)
             kind = StudentExerciseCell if set(_tags(cell)) & set(ASKED) else IPyNbCell
             yield kind.from_parent(self, name=f"Cell {num}", cell_num=num, cell=copy.deepcopy(cell), options=options)
+        second, label = self.nb, "instructor"
+        chinese = ZH_LESSONS / self.path.name
+        if chinese.exists():
+            second, label = nbformat.read(str(chinese), as_version=4), "zh, instructor"
+            if [c.cell_type for c in second.cells] != [c.cell_type for c in self.nb.cells]:
+                raise ValueError(f"{chinese.relative_to(ROOT)} has other cells than {self.path.name}: run make zh")
         for index, cell in enumerate(self.nb.cells):
             if cell.cell_type != "code":
                 continue
             num = number_of[id(cell)]
-            yield IPyNbCell.from_parent(self, name=f"Cell {num} (instructor)", cell_num=num,
+            cell = second.cells[index]
+            yield IPyNbCell.from_parent(self, name=f"Cell {num} ({label})", cell_num=num,
                                         cell=copy.deepcopy(cell), options=_options(cell, compare))
             if index in solutions:
                 solution = copy.deepcopy(solutions[index])
                 solution.source += "\n" + ANSWER_PROBE
-                yield SolutionCell.from_parent(self, name=f"Cell {num} solution (instructor)", cell_num=num,
+                yield SolutionCell.from_parent(self, name=f"Cell {num} solution ({label})", cell_num=num,
                                                cell=solution, options=_options(solution, False),
                                                above=_stored_text(self.nb.cells[:index]))
 

@@ -30,12 +30,14 @@ import numpy as np
 
 from course_utils import solutions
 from course_utils._validate import shown
+from course_utils.messages import lazy, t
 
 NOT_ATTEMPTED = "not attempted"
+KINDS_IN_A_SENTENCE = (lazy("exercise"), lazy("prediction"))  # Exercise.kind.lower(), translated where shown
 INCORRECT = "incorrect"
 CORRECT = "correct"
-NONE_HINT = ("If it is what a function of yours returned, that function has no `return` statement "
-             "(a Python function without one returns None)")
+NONE_HINT = lazy("If it is what a function of yours returned, that function has no `return` statement "
+                 "(a Python function without one returns None)")
 
 
 def as_array(value, what):
@@ -43,21 +45,24 @@ def as_array(value, what):
     such as None (a function that forgot ``return``), text, or arrays of non-numbers. ``what`` names the
     value in the message ("the loss", "your answer")."""
     if value is None:
-        return None, f"{what} is None. {NONE_HINT}"
+        return None, t("{what} is None. {hint}", what=what, hint=t(NONE_HINT))
     if isinstance(value, (str, bytes)):
-        return None, f"{what} must be a number, not text: got {shown(value)} (write the number without quotes)"
+        return None, t("{what} must be a number, not text: got {value} (write the number without quotes)",
+                        what=what, value=shown(value))
     if hasattr(value, "asnumpy"):
         value = value.asnumpy()
     if isinstance(value, (list, tuple)):
-        return None, f"{what} must be a number or an array, got {shown(value)}"
+        return None, t("{what} must be a number or an array, got {value}", what=what, value=shown(value))
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.ndarray, np.generic)):
-        return None, f"{what} must be a number, got {shown(value)}"
+        return None, t("{what} must be a number, got {value}", what=what, value=shown(value))
     if isinstance(value, int) and not -2**63 <= value < 2**64:  # beyond int64: numpy keeps it as an object
-        return None, f"{what} must be a finite number, got an int too large for a float: {shown(value)}"
+        return None, t("{what} must be a finite number, got an int too large for a float: {value}", what=what,
+                        value=shown(value))
     arr = np.asarray(value)
     if arr.dtype.kind not in "iuf":
-        kind = "numbers that fit a float64" if arr.dtype == object else f"real numbers, not {arr.dtype}"
-        return None, f"{what} must hold {kind}, got {shown(value)}"
+        kind = (t("numbers that fit a float64") if arr.dtype == object
+                else t("real numbers, not {dtype}", dtype=arr.dtype))
+        return None, t("{what} must hold {kind}, got {value}", what=what, kind=kind, value=shown(value))
     with np.errstate(over="ignore"):
         return arr.astype(np.float64), None
 
@@ -66,15 +71,15 @@ def as_number(value, what):
     """``(float, None)`` for one finite number (a Python or numpy number, or a Tensor or array holding
     exactly one); ``(None, problem)`` otherwise: text, None, bool, a list, several numbers, NaN or inf."""
     if isinstance(value, (list, tuple)):
-        return None, f"{what} must be a single number, got {shown(value)}"
+        return None, t("{what} must be a single number, got {value}", what=what, value=shown(value))
     arr, problem = as_array(value, what)
     if problem:
         return None, problem
     if arr.size != 1:
-        return None, f"{what} must be a single number, got an array of shape {arr.shape}"
+        return None, t("{what} must be a single number, got an array of shape {shape}", what=what, shape=arr.shape)
     number = float(arr.reshape(()))
     if not np.isfinite(number):
-        return None, f"{what} must be a finite number, got {number}"
+        return None, t("{what} must be a finite number, got {number}", what=what, number=number)
     return number, None
 
 
@@ -115,7 +120,7 @@ class Exercise:
     ``hints`` is a list of hints in steps, from a nudge to nearly the answer (at least one).
     """
 
-    kind = "Exercise"
+    kind = lazy("Exercise")
 
     def __init__(self, name, checker, hints):
         if not isinstance(name, str) or not name:
@@ -133,45 +138,48 @@ class Exercise:
     def evaluate(self, answer):
         """Return a CheckResult without printing; never raises."""
         if answer is ...:
-            return CheckResult(NOT_ATTEMPTED, "not attempted yet: replace `...` with your answer, then run "
-                                              "the cell again. Stuck? .hint() gives a first hint.")
+            return CheckResult(NOT_ATTEMPTED, t("not attempted yet: replace `...` with your answer, then run "
+                                                "the cell again. Stuck? .hint() gives a first hint."))
         if answer is None:
-            return CheckResult(INCORRECT, f"incorrect: your answer is None. {NONE_HINT}")
+            return CheckResult(INCORRECT, t("incorrect: your answer is None. {hint}", hint=t(NONE_HINT)))
         try:
             problem = self._checker(answer)
         except Exception as exc:  # the learner's code failed inside the check: report it, don't raise
             where = traceback.extract_tb(exc.__traceback__)[-1]
-            return CheckResult(INCORRECT, f"your answer raised {type(exc).__name__}: {exc} "
-                                          f"(at line {where.lineno}: {where.line})")
+            return CheckResult(INCORRECT, t("your answer raised {error}: {exc} (at line {lineno}: {line})",
+                                            error=type(exc).__name__, exc=exc, lineno=where.lineno, line=where.line))
         if problem is None:
-            return CheckResult(CORRECT, "correct!")
-        return CheckResult(INCORRECT, f"incorrect: {problem}")
+            return CheckResult(CORRECT, t("correct!"))
+        return CheckResult(INCORRECT, t("incorrect: {problem}", problem=problem))
 
     def check(self, answer):
         """Print the verdict for ``answer``; returns nothing so the cell shows only the message."""
         result = self.evaluate(answer)
         mark = {NOT_ATTEMPTED: "[ ]", INCORRECT: "[x]", CORRECT: "[ok]"}[result.status]
-        print(f"{mark} {self.kind} {self.name}: {result.message}")
+        print(f"{mark} {t(self.kind)} {self.name}: {result.message}")
 
     def hint(self, step=1):
         """Print hint number ``step`` (1 = the first); never raises."""
         n = len(self.hints)
         if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step <= n:
-            print(f"{self.kind} {self.name} has hints 1 to {n}: call .hint() or .hint(2), ... (got {shown(step)})")
+            print(t("{kind} {name} has hints 1 to {n}: call .hint() or .hint(2), ... (got {step})",
+                    kind=t(self.kind), name=self.name, n=n, step=shown(step)))
             return
-        more = f" (more: .hint({step + 1}))" if step < n else " (that was the last hint; .solution() shows one)"
-        print(f"Hint {step}/{n} for {self.kind.lower()} {self.name}: {self.hints[step - 1]}{more}")
+        more = (t(" (more: .hint({next}))", next=step + 1) if step < n
+                else t(" (that was the last hint; .solution() shows one)"))
+        print(t("Hint {step}/{n} for {kind} {name}: {hint}{more}", step=step, n=n, kind=t(self.kind.lower()),
+                name=self.name, hint=t(self.hints[step - 1]), more=more))
 
     def solution(self):
         """Show the reference solution (in the workshop hand-out: say who has it)."""
         if _student_edition():
-            print(f"The reference solution of {self.kind.lower()} {self.name} is with your instructor "
-                  "in this workshop edition: ask them, or compare with a neighbour.")
+            print(t("The reference solution of {kind} {name} is with your instructor in this workshop edition: "
+                    "ask them, or compare with a neighbour.", kind=t(self.kind.lower()), name=self.name))
             return
         try:
             source = solutions.source(self.name)
         except (LookupError, OSError) as exc:
-            print(f"No reference solution found for {self.name}: {exc}")
+            print(t("No reference solution found for {name}: {exc}", name=self.name, exc=exc))
             return
         _show_code(source)
 
@@ -209,8 +217,9 @@ class ScaffoldExercise(Exercise):
 
     def evaluate(self, answer):
         if unfinished(answer):
-            return CheckResult(NOT_ATTEMPTED, "not attempted yet: replace the `...` lines of the scaffold with your "
-                                              "code, then run the cell again. Stuck? .hint() gives a first hint.")
+            return CheckResult(NOT_ATTEMPTED, t("not attempted yet: replace the `...` lines of the scaffold with "
+                                                "your code, then run the cell again. Stuck? .hint() gives a first "
+                                                "hint."))
         return super().evaluate(answer)
 
 
@@ -219,7 +228,7 @@ class Prediction(Exercise):
     ``(text, explanation)``; ``answer`` is the right letter. Every choice, right or wrong, prints its own
     explanation: a wrong option says why it is tempting and what actually happens."""
 
-    kind = "Prediction"
+    kind = lazy("Prediction")
 
     def __init__(self, name, question, options, answer):
         if not isinstance(question, str) or not question.strip():
@@ -234,29 +243,30 @@ class Prediction(Exercise):
         if answer not in options:
             raise ValueError(f"answer must be one of {sorted(options)}, got {answer!r}")
         self.question, self.options, self.answer = question, dict(options), answer
-        super().__init__(name, self._check_choice, ["Reason it through before you run the cell below; "
-                                                    "then run it and compare."])
+        super().__init__(name, self._check_choice, [lazy("Reason it through before you run the cell below; "
+                                                         "then run it and compare.")])
 
     def _check_choice(self, choice):
         if not isinstance(choice, str) or choice.strip().lower() not in self.options:
-            return f"answer with one of the letters {', '.join(repr(k) for k in self.options)}, got {shown(choice)}"
+            return t("answer with one of the letters {letters}, got {choice}",
+                     letters=", ".join(repr(k) for k in self.options), choice=shown(choice))
         letter = choice.strip().lower()
         text, why = self.options[letter]
         if letter != self.answer:
-            return f"({letter}) {text}: {why}"
+            return f"({letter}) {t(text)}: {t(why)}"
         self._last_explanation = why
         return None
 
     def evaluate(self, answer):
         if answer is None:  # not a function's missing return here: the learner wrote None
-            return CheckResult(INCORRECT, f"incorrect: {self._check_choice(None)}")
+            return CheckResult(INCORRECT, t("incorrect: {problem}", problem=self._check_choice(None)))
         result = super().evaluate(answer)
         if result.status == CORRECT:
-            result = CheckResult(CORRECT, f"correct! {self._last_explanation}")
+            result = CheckResult(CORRECT, t("correct! {why}", why=t(self._last_explanation)))
         return result
 
     def ask(self):
         """Print the question and its options."""
-        print(f"Prediction {self.name}: {self.question}")
+        print(f"{t(self.kind)} {self.name}: {t(self.question)}")
         for letter, (text, _why) in self.options.items():
-            print(f"  ({letter}) {text}")
+            print(f"  ({letter}) {t(text)}")

@@ -11,8 +11,13 @@ cell (by cell id), the Chinese text and the SHA-256 fingerprint of the English t
     {"notebook": "03_train_one_step.ipynb",
      "cells": {"f9f52ef6": {"en_sha256": "3f2a...", "zh": "# 03 · TrainOneStepCell 与训练循环 ..."}}}
 
-``build`` copies every code cell with its stored outputs byte for byte and replaces each markdown cell by its
-translation; a cell without a translation (or with a stale one) stays English and is listed by ``stale``, so a
+``build`` copies every code cell byte for byte and replaces each markdown cell by its translation; the one
+difference in code is a line added to the first code cell, right after ``GLOG_v``, that sets
+``COURSE_LANG=zh`` so that the course's checks, hints, predictions and the lab speak Chinese
+(course_utils/messages). Stored outputs are what a run of the Chinese edition printed: ``make execute`` runs
+the generated notebooks after the English ones; ``build`` keeps a code cell's outputs from the existing Chinese
+notebook while the cell's source is unchanged and takes the English outputs otherwise (until the next
+``make execute``; the suite's second pass, which runs the Chinese edition, tells the difference); a cell without a translation (or with a stale one) stays English and is listed by ``stale``, so a
 half-translated notebook is usable and its gaps are visible. The generated notebooks live in zh/notebooks/,
 one folder deeper than notebooks/, so relative links that leave notebooks/ get one more ``../``; links
 between notebooks keep pointing at the neighbouring Chinese notebook. Run twice, build changes nothing.
@@ -92,11 +97,34 @@ def relink(text, translated=None):
     return LINK.sub(fix, text)
 
 
-def build_one(path, folder=TRANSLATIONS, translated=None):
-    """The Chinese edition of one English notebook, as a notebook object (nothing written)."""
+GLOG_LINE = 'os.environ["GLOG_v"] = "3"'
+LANGUAGE_LINE = 'os.environ["COURSE_LANG"] = "zh"  # 中文版：课程的检查、提示和消息用中文'
+
+
+def with_language_line(source):
+    """The first code cell's source with the Chinese edition's language line after the GLOG_v line."""
+    lines = source.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith(GLOG_LINE)), None)
+    if at is None:
+        raise ValueError(f"the first code cell has no line starting with {GLOG_LINE!r} to put the language after")
+    return "\n".join(lines[:at + 1] + [LANGUAGE_LINE] + lines[at + 1:])
+
+
+def build_one(path, folder=TRANSLATIONS, translated=None, previous=None):
+    """The Chinese edition of one English notebook, as a notebook object (nothing written).
+
+    ``previous``: the Chinese notebook as it is now, whose outputs a code cell keeps while its source is the same."""
     nb = nbformat.read(path, as_version=4)
     cells = load_translation(path.name, folder)
     out = copy.deepcopy(nb)
+    code = [cell for cell in out.cells if cell.cell_type == "code"]
+    if code:
+        code[0].source = with_language_line(code[0].source)
+    kept = {c.get("id"): c for c in (previous.cells if previous is not None else []) if c.cell_type == "code"}
+    for cell in code:
+        old = kept.get(cell.get("id"))
+        if old is not None and old.source == cell.source:
+            cell.outputs, cell.execution_count = copy.deepcopy(old.outputs), old.execution_count
     for cell in out.cells:
         if cell.cell_type != "markdown":
             continue
@@ -117,12 +145,16 @@ def _text(nb):
     return nbformat.writes(nb) + "\n"
 
 
+def _previous(path):
+    return nbformat.read(path, as_version=4) if path.exists() else None
+
+
 def build(check=False, source=SOURCE, folder=TRANSLATIONS, output=OUTPUT):
     """Write (or with check=True, compare) every generated notebook; returns the names that differ."""
     output = Path(output)
     paths = translated_notebooks(source, folder)
     names = {p.name for p in paths}
-    wanted = {p.name: _text(build_one(p, folder, names)) for p in paths}
+    wanted = {p.name: _text(build_one(p, folder, names, _previous(output / p.name))) for p in paths}
     differ = [name for name, text in wanted.items()
               if not (output / name).exists() or (output / name).read_text(encoding="utf-8") != text]
     orphans = sorted(p.name for p in output.glob("*.ipynb") if p.name not in wanted) if output.exists() else []

@@ -125,3 +125,40 @@ def test_t_formats_and_never_fails(monkeypatch):
     assert t("{what} must be a finite number, got {number}", what="w", number=float("nan")).count("nan") == 1
     monkeypatch.setattr(messages, "catalogue", lambda lang: {"x {a}": "坏的 {b}"})
     assert t("x {a}", a=1) == "x 1"  # a broken translation falls back to English, never raises
+
+
+# ---- what a learner sees from every exercise, in the Chinese edition ------------------------------------------
+def _exercises():
+    import importlib
+
+    from course_utils.exercises import Exercise
+    modules = [importlib.import_module(f"course_utils.checks.{p.stem}")
+               for p in sorted((ROOT / "course_utils" / "checks").glob("nb[0-9][0-9].py"))]
+    return [v for m in modules for v in vars(m).values() if isinstance(v, Exercise)]
+
+
+EXERCISES = _exercises()
+WRONG = [..., None, "abc", [1, 2], float("nan"), object(), lambda *a, **k: None]
+
+
+def _chinese(text):
+    return bool(CJK.search(text)) or not re.search(r"[A-Za-z]{4,}", text)
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.name)
+def test_every_check_hint_and_prediction_speaks_chinese(exercise, monkeypatch, capsys):
+    from course_utils.exercises import Prediction
+    monkeypatch.setenv("COURSE_LANG", "zh")
+    answers = list(WRONG)
+    if isinstance(exercise, Prediction):
+        answers += [letter for letter in exercise.options if letter != exercise.answer] + [exercise.answer]
+    for answer in answers:
+        message = exercise.evaluate(answer).message
+        assert _chinese(message), f"{exercise.name}: for {answer!r:.40} the message is English: {message!r}"
+    for step in range(1, len(exercise.hints) + 1):
+        exercise.hint(step)
+        assert _chinese(capsys.readouterr().out), f"{exercise.name}: hint {step} is English (mark it lazy())"
+    if isinstance(exercise, Prediction):
+        exercise.ask()
+        for line in capsys.readouterr().out.splitlines():
+            assert _chinese(line), f"{exercise.name}: the question or an option is English: {line!r}"

@@ -4,15 +4,16 @@ import numbers
 
 from course_utils._validate import shown
 from course_utils.exercises import NONE_HINT, Exercise, Prediction
+from course_utils.messages import lazy, t
 
 
 def _check_version(answer):
     import mindspore as ms
 
     if not isinstance(answer, str):
-        return f"expected a string such as '1.2.3', got {type(answer).__name__}; use ms.__version__"
+        return t("expected a string such as '1.2.3', got {kind}; use ms.__version__", kind=type(answer).__name__)
     if answer != ms.__version__:
-        return f"{answer!r} is not the installed version; print ms.__version__ to see it"
+        return t("{answer!r} is not the installed version; print ms.__version__ to see it", answer=answer)
     return None
 
 
@@ -20,32 +21,32 @@ def _check_default_mode(answer):
     import mindspore as ms
 
     if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
-        return (f"expected the mode as an int, the value of ms.GRAPH_MODE or ms.PYNATIVE_MODE, "
-                f"got {shown(answer)}")
+        return t("expected the mode as an int, the value of ms.GRAPH_MODE or ms.PYNATIVE_MODE, "
+                 "got {answer}", answer=shown(answer))
     if answer == ms.GRAPH_MODE:
-        return ("GRAPH_MODE (0) is what MindSpore 1.x and the source article say, but 2.10 starts in "
-                "PyNative: look at ms.get_context('mode') in a fresh kernel")
+        return t("GRAPH_MODE (0) is what MindSpore 1.x and the source article say, but 2.10 starts in "
+                 "PyNative: look at ms.get_context('mode') in a fresh kernel")
     if answer != ms.PYNATIVE_MODE:
-        return f"expected ms.GRAPH_MODE or ms.PYNATIVE_MODE, got {shown(answer)}"
+        return t("expected ms.GRAPH_MODE or ms.PYNATIVE_MODE, got {answer}", answer=shown(answer))
     return None
 
 
 version = Exercise("00.1", _check_version, hints=[
-    "the package you imported as `ms` can tell you which version it is",
-    "every Python package has a __version__ attribute",
+    lazy("the package you imported as `ms` can tell you which version it is"),
+    lazy("every Python package has a __version__ attribute"),
 ])
 default_mode = Exercise("00.2", _check_default_mode, hints=[
-    "MindSpore keeps its settings in a context; there is a getter next to ms.set_context",
-    "ms.get_context('mode') returns 0 for GRAPH_MODE and 1 for PYNATIVE_MODE",
+    lazy("MindSpore keeps its settings in a context; there is a getter next to ms.set_context"),
+    lazy("ms.get_context('mode') returns 0 for GRAPH_MODE and 1 for PYNATIVE_MODE"),
 ])
 tensor_dtype = Prediction(
-    "00.4", "Tensor(np.zeros(3)) wraps a numpy array of zeros. What dtype does the Tensor have?",
-    {"a": ("float32, MindSpore's default", "float32 is what layers create their Parameters in, but a Tensor "
-                                           "made from an array keeps the array's dtype"),
-     "b": ("float64", "np.zeros makes float64 by default and Tensor keeps the dtype; a float32 layer will refuse "
-                      "it (notebook 01), so convert with .astype(np.float32)"),
-     "c": ("int64, because the values are whole numbers", "the dtype comes from the array, not from its values: "
-                                                          "np.zeros gives float64 zeros")},
+    "00.4", lazy("Tensor(np.zeros(3)) wraps a numpy array of zeros. What dtype does the Tensor have?"),
+    {"a": (lazy("float32, MindSpore's default"), lazy("float32 is what layers create their Parameters in, but a "
+                                                      "Tensor made from an array keeps the array's dtype")),
+     "b": (lazy("float64"), lazy("np.zeros makes float64 by default and Tensor keeps the dtype; a float32 layer will "
+                           "refuse it (notebook 01), so convert with .astype(np.float32)")),
+     "c": (lazy("int64, because the values are whole numbers"), lazy("the dtype comes from the array, not from "
+                                                                     "its values: np.zeros gives float64 zeros"))},
     answer="b")
 
 
@@ -53,7 +54,8 @@ def _check_mode_name(answer):
     import mindspore as ms
 
     if not callable(answer):
-        return f"expected a function mode_name() (without calling it: answer = mode_name), got {shown(answer)}"
+        return t("expected a function mode_name() (without calling it: answer = mode_name), got {answer}",
+                 answer=shown(answer))
     original = ms.get_context("mode")
     got = {}
     try:
@@ -66,40 +68,47 @@ def _check_mode_name(answer):
     for results in got.values():
         for result in results:
             if result is None:
-                return f"mode_name() returned None. {NONE_HINT}"
+                return t("mode_name() returned None. {hint}", hint=t(NONE_HINT))
             if not isinstance(result, str):
-                hint = " (that is the mode's number: turn it into the name)" if isinstance(result, int) else ""
-                return f"mode_name() should return the string 'graph' or 'pynative', got {shown(result)}{hint}"
+                if isinstance(result, int):
+                    return t("mode_name() should return the string 'graph' or 'pynative', got {result} (that is "
+                             "the mode's number: turn it into the name)", result=shown(result))
+                return t("mode_name() should return the string 'graph' or 'pynative', got {result}",
+                         result=shown(result))
     graph, pynative = got[ms.GRAPH_MODE], got[ms.PYNATIVE_MODE]
     if graph[0] == pynative[0]:
-        return (f"mode_name() returned {graph[0]!r} in graph mode and in PyNative mode alike: read the current "
-                "mode with ms.get_context('mode') each time it is called, instead of returning a fixed answer")
+        return t("mode_name() returned {result!r} in graph mode and in PyNative mode alike: read the current "
+                 "mode with ms.get_context('mode') each time it is called, instead of returning a fixed answer",
+                 result=graph[0])
     if graph[0] == want[ms.PYNATIVE_MODE] and pynative[0] == want[ms.GRAPH_MODE]:
-        return "the names are swapped: ms.GRAPH_MODE is 0 and ms.PYNATIVE_MODE is 1"
+        return t("the names are swapped: ms.GRAPH_MODE is 0 and ms.PYNATIVE_MODE is 1")
     for mode, results in got.items():
         if any(r != want[mode] for r in results):
             bad = next(r for r in results if r != want[mode])
-            return (f"in {want[mode]} mode, mode_name() returned {bad!r}; expected {want[mode]!r} "
-                    "(lower case, no spaces)")
+            return t("in {mode} mode, mode_name() returned {bad!r}; expected {want!r} (lower case, no spaces)",
+                     mode=want[mode], bad=bad, want=want[mode])
     return None
 
 
 glog_after_import = Prediction(
-    "00.3", "A program imports mindspore FIRST and only then sets os.environ['GLOG_v'] = '3'. Then it calls a "
-            "deprecated function, which makes MindSpore log a [WARNING] line. Is that warning printed?",
-    {"a": ("No: the variable is set before the warning, so the warning is silenced",
-           "tempting, because environment variables are usually read when they are needed. MindSpore reads "
-           "GLOG_v once, while `import mindspore` runs, and configures its loggers then: changing the variable "
-           "later changes nothing"),
-     "b": ("Yes: MindSpore read GLOG_v when it was imported, so setting it afterwards has no effect",
-           "MindSpore configures its logging while it is imported. That is why every notebook sets GLOG_v in "
-           "its first cell, before `import mindspore`, and why restarting the kernel is the only way to change it"),
-     "c": ("The program fails: GLOG_v may not be changed after the import",
-           "nothing checks the variable after the import, so nothing can fail: MindSpore simply never reads it "
-           "again, and the warning is printed as if GLOG_v had not been set")},
+    "00.3", lazy("A program imports mindspore FIRST and only then sets os.environ['GLOG_v'] = '3'. Then it "
+                 "calls a deprecated function, which makes MindSpore log a [WARNING] line. Is that warning "
+                 "printed?"),
+    {"a": (lazy("No: the variable is set before the warning, so the warning is silenced"),
+           lazy("tempting, because environment variables are usually read when they are needed. MindSpore reads "
+                "GLOG_v once, while `import mindspore` runs, and configures its loggers then: changing the "
+                "variable later changes nothing")),
+     "b": (lazy("Yes: MindSpore read GLOG_v when it was imported, so setting it afterwards has no effect"),
+           lazy("MindSpore configures its logging while it is imported. That is why every notebook sets GLOG_v "
+                "in its first cell, before `import mindspore`, and why restarting the kernel is the only way to "
+                "change it")),
+     "c": (lazy("The program fails: GLOG_v may not be changed after the import"),
+           lazy("nothing checks the variable after the import, so nothing can fail: MindSpore simply never "
+                "reads it again, and the warning is printed as if GLOG_v had not been set"))},
     answer="b")
 mode_name = Exercise("00.5", _check_mode_name, hints=[
-    "the function must ask MindSpore each time it is called: which getter reads the mode back from the context?",
-    "compare ms.get_context('mode') with ms.GRAPH_MODE: `return 'graph' if ms.get_context('mode') == ms.GRAPH_MODE "
-    "else ...`",
+    lazy("the function must ask MindSpore each time it is called: which getter reads the mode back from the "
+         "context?"),
+    lazy("compare ms.get_context('mode') with ms.GRAPH_MODE: `return 'graph' if ms.get_context('mode') == "
+         "ms.GRAPH_MODE else ...`"),
 ])

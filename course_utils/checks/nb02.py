@@ -5,6 +5,7 @@ import numpy as np
 from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
+from course_utils.messages import lazy, t
 
 # Exercise 02.1: fixed predictions and labels, so the answer does not depend on a random net.
 PREDICTIONS = np.array([[0.5], [1.0], [1.5], [3.0]], dtype=np.float32)
@@ -12,19 +13,19 @@ LABELS = np.array([[1.0], [1.0], [2.0], [2.0]], dtype=np.float32)
 
 
 def _check_l1_by_hand(answer):
-    value, problem = as_number(answer, "your answer")
+    value, problem = as_number(answer, t("your answer"))
     if problem:
         return problem
     diff = PREDICTIONS.astype(np.float64) - LABELS
     mae, mse, total = np.mean(np.abs(diff)), np.mean(diff ** 2), np.sum(np.abs(diff))
     if np.isclose(value, mse):
-        return f"{value:.4f} is the mean *squared* error; L1 takes the absolute difference"
+        return t("{value:.4f} is the mean *squared* error; L1 takes the absolute difference", value=value)
     if np.isclose(value, total):
-        return f"{value:.4f} is the sum; nn.L1Loss() averages over the samples (reduction='mean')"
+        return t("{value:.4f} is the sum; nn.L1Loss() averages over the samples (reduction='mean')", value=value)
     if np.isclose(value, np.mean(diff)):
-        return "positive and negative errors cancelled out: take np.abs of the difference first"
+        return t("positive and negative errors cancelled out: take np.abs of the difference first")
     if not np.isclose(value, mae):
-        return f"{value:.4f} is not the mean absolute difference of PREDICTIONS and LABELS"
+        return t("{value:.4f} is not the mean absolute difference of PREDICTIONS and LABELS", value=value)
     return None
 
 
@@ -33,35 +34,38 @@ def _check_l1_loss_cell(answer):
     from mindspore import nn
 
     if not isinstance(answer, nn.Cell):
-        return f"expected a Cell instance such as nn.WithLossCell(net, loss_fn), got {type(answer).__name__}"
+        return t("expected a Cell instance such as nn.WithLossCell(net, loss_fn), got {kind}",
+                 kind=type(answer).__name__)
     params = {p.name.split(".")[-1]: p.asnumpy().astype(np.float64) for p in answer.trainable_params()}
     if set(params) != {"weight", "bias"}:
-        return f"the loss cell should wrap the one-neuron net (weight and bias), it has {sorted(params)}"
+        return t("the loss cell should wrap the one-neuron net (weight and bias), it has {names}",
+                 names=sorted(params))
     x = np.array([[0.0], [0.5], [1.0], [2.0]], dtype=np.float32)
     y = np.array([[0.1], [1.0], [2.5], [3.0]], dtype=np.float32)
     pred = x @ params["weight"].T + params["bias"]
     try:
         out = answer(ms.Tensor(x), ms.Tensor(y))
     except TypeError as exc:
-        return f"calling it as loss_cell(data, label) failed: {exc}"
-    got, problem = as_number(out, "loss_cell(data, label)")
+        return t("calling it as loss_cell(data, label) failed: {exc}", exc=exc)
+    got, problem = as_number(out, t("loss_cell(data, label)"))
     if problem:
         return problem
     if np.isclose(got, np.mean((pred - y) ** 2), rtol=1e-5):
-        return "that is the MSE loss; use nn.L1Loss() as the loss function"
+        return t("that is the MSE loss; use nn.L1Loss() as the loss function")
     mae = np.mean(np.abs(pred - y))
     if not np.isclose(got, mae, rtol=1e-5):
-        return f"loss_cell(x, y) gave {got:.6f}, but the mean absolute error of the net is {mae:.6f}"
+        return t("loss_cell(x, y) gave {got:.6f}, but the mean absolute error of the net is {mae:.6f}",
+                 got=got, mae=mae)
     return None
 
 
 l1_by_hand = Exercise("02.1", _check_l1_by_hand, hints=[
-    "L1 is the mean of the absolute errors: you need the errors first, then np.abs and a mean",
-    "np.mean(np.abs(predictions - labels))",
+    lazy("L1 is the mean of the absolute errors: you need the errors first, then np.abs and a mean"),
+    lazy("np.mean(np.abs(predictions - labels))"),
 ])
 l1_loss_cell = Exercise("02.2", _check_l1_loss_cell, hints=[
-    "WithLossCell takes the network and a loss cell: MindSpore has a built-in L1 loss",
-    "nn.WithLossCell(net, nn.L1Loss())",
+    lazy("WithLossCell takes the network and a loss cell: MindSpore has a built-in L1 loss"),
+    lazy("nn.WithLossCell(net, nn.L1Loss())"),
 ])
 
 
@@ -70,6 +74,7 @@ CURVE_X = np.linspace(-1.0, 2.0, 9, dtype=np.float32).reshape(-1, 1)
 CURVE_Y = (-0.5 * CURVE_X + 1.0 + 0.1 * np.sin(7.0 * CURVE_X)).astype(np.float32)
 CURVE_WEIGHTS = np.array([-2.0, -0.5, 0.0, 1.5, 3.0])
 START_WEIGHT, START_BIAS = 3.0, 0.4  # where the checker's net starts: the bias is not 0
+LOSS_NAMES = {"mse": lazy("mse"), "mse_sum": lazy("mse sum"), "l1": lazy("l1")}  # _curve's kinds, in a message
 
 
 def _curve(weights, bias, loss, x=CURVE_X, y=CURVE_Y):
@@ -89,20 +94,20 @@ def _as_curve(got, n):
     if isinstance(got, (list, tuple)):
         values = []
         for item in got:
-            value, problem = as_number(item, "each loss in the list")
+            value, problem = as_number(item, t("each loss in the list"))
             if problem:
                 return None, problem
             values.append(value)
         arr = np.array(values)
     else:
-        arr, problem = as_array(got, "what loss_curve returned")
+        arr, problem = as_array(got, t("what loss_curve returned"))
         if problem:
             return None, problem
         arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.shape != (n,):
-        return None, f"expected one loss per weight, {n} numbers, got shape {arr.shape}"
+        return None, t("expected one loss per weight, {n} numbers, got shape {shape}", n=n, shape=arr.shape)
     if not np.all(np.isfinite(arr)):
-        return None, "the losses must be finite numbers"
+        return None, t("the losses must be finite numbers")
     return arr, None
 
 
@@ -110,14 +115,14 @@ def _check_loss_curve(answer):
     from mindspore import nn
 
     if not callable(answer) or isinstance(answer, type):
-        return ("expected a function loss_curve(net, loss_fn, weights, x, y) (answer = loss_curve, without "
-                f"calling it), got {shown(answer)}")
+        return t("expected a function loss_curve(net, loss_fn, weights, x, y) (answer = loss_curve, without "
+                 "calling it), got {answer}", answer=shown(answer))
     for loss_fn, kind, name in ((nn.L1Loss(), "l1", "nn.L1Loss()"),
                                 (nn.MSELoss(reduction="sum"), "mse_sum", 'nn.MSELoss(reduction="sum")')):
         net = one_neuron(START_WEIGHT, START_BIAS)
         got = answer(net, loss_fn, CURVE_WEIGHTS, CURVE_X, CURVE_Y)
         if got is None:
-            return f"loss_curve returned None. {NONE_HINT}"
+            return t("loss_curve returned None. {hint}", hint=t(NONE_HINT))
         curve, problem = _as_curve(got, len(CURVE_WEIGHTS))
         if problem:
             return problem
@@ -125,53 +130,57 @@ def _check_loss_curve(answer):
         if np.allclose(curve, want, rtol=1e-4, atol=1e-6):
             continue
         if np.allclose(curve, _curve(CURVE_WEIGHTS, START_BIAS, kind), rtol=1e-4, atol=1e-6):
-            return (f"with {name} your curve is the loss with the bias left at the net's {START_BIAS}: set the bias "
-                    "to 0 as well (ops.assign on net.dense.bias)")
+            return t("with {name} your curve is the loss with the bias left at the net's {bias}: set the bias "
+                     "to 0 as well (ops.assign on net.dense.bias)", name=name, bias=START_BIAS)
         if np.allclose(curve, curve[0], rtol=1e-6, atol=1e-9):
-            return ("every loss is the same: the weight never changed. Write each w into the Parameter with "
-                    "ops.assign(net.dense.weight, Tensor([[w]], ms.float32)) before computing the loss")
+            return t("every loss is the same: the weight never changed. Write each w into the Parameter with "
+                     "ops.assign(net.dense.weight, Tensor([[w]], ms.float32)) before computing the loss")
         if np.allclose(curve, _curve(CURVE_WEIGHTS, 0.0, kind + "_twice"), rtol=1e-4, atol=1e-6):
-            return ("your curve is the loss of net(net(x)): call the loss cell with the inputs, cell(Tensor(x), "
-                    "Tensor(y)), not with predictions (prediction 02.3)")
+            return t("your curve is the loss of net(net(x)): call the loss cell with the inputs, cell(Tensor(x), "
+                     "Tensor(y)), not with predictions (prediction 02.3)")
         for other in ("mse", "mse_sum", "l1"):
             if other != kind and np.allclose(curve, _curve(CURVE_WEIGHTS, 0.0, other), rtol=1e-4, atol=1e-6):
-                return f"with {name} your curve is the {other.replace('_', ' ')} loss: use the loss_fn you were given"
-        return (f"with loss_fn = {name}, expected {np.round(want, 4).tolist()} for weights "
-                f"{CURVE_WEIGHTS.tolist()} (bias 0), got {np.round(curve, 4).tolist()}")
+                return t("with {name} your curve is the {other} loss: use the loss_fn you were given", name=name,
+                         other=t(LOSS_NAMES[other]))
+        return t("with loss_fn = {name}, expected {want} for weights {weights} (bias 0), got {got}", name=name,
+                 want=np.round(want, 4).tolist(), weights=CURVE_WEIGHTS.tolist(), got=np.round(curve, 4).tolist())
     return None
 
 
 called_with_predictions = Prediction(
-    "02.3", "loss_net = nn.WithLossCell(net, nn.MSELoss()). What does loss_net(net(X), Y) do, called with the "
-            "predictions instead of the inputs?",
-    {"a": ("It raises an error: WithLossCell expects inputs, not predictions",
-           "nothing can tell the two apart: predictions have the same shape and dtype as the inputs here, so "
-           "MindSpore has no reason to complain"),
-     "b": ("It returns the same loss: WithLossCell notices it already has predictions",
-           "WithLossCell does not inspect what it gets; its construct always runs the network on its first "
-           "argument before the loss"),
-     "c": ("It returns a different number, silently: the loss of net(net(X)) against Y",
-           "construct(data, label) runs the net on whatever comes first, so the predictions go through the "
-           "net a second time. No error, just a wrong number: pass the inputs")},
+    "02.3", lazy("loss_net = nn.WithLossCell(net, nn.MSELoss()). What does loss_net(net(X), Y) do, called with "
+                 "the predictions instead of the inputs?"),
+    {"a": (lazy("It raises an error: WithLossCell expects inputs, not predictions"),
+           lazy("nothing can tell the two apart: predictions have the same shape and dtype as the inputs here, so "
+                "MindSpore has no reason to complain")),
+     "b": (lazy("It returns the same loss: WithLossCell notices it already has predictions"),
+           lazy("WithLossCell does not inspect what it gets; its construct always runs the network on its first "
+                "argument before the loss")),
+     "c": (lazy("It returns a different number, silently: the loss of net(net(X)) against Y"),
+           lazy("construct(data, label) runs the net on whatever comes first, so the predictions go through the "
+                "net a second time. No error, just a wrong number: pass the inputs"))},
     answer="c")
 auto_prefix_names = Prediction(
-    "02.4", "demo_net's parameters are named dense.weight and dense.bias. You wrap it in MyWithLossCell, but built "
-            "WITHOUT auto_prefix=False (so with MindSpore's default, auto_prefix=True). What are demo_net's own "
-            "parameter names afterwards?",
-    {"a": ("Still dense.weight and dense.bias: wrapping does not change the net",
-           "that is what most people expect, but the wrapper and the net hold the very same Parameter objects, "
-           "and auto_prefix renames those objects when the net is assigned as self.backbone"),
-     "b": ("backbone.dense.weight and backbone.dense.bias, in the wrapper and in demo_net alike",
-           "assigning a cell to an attribute of a cell with auto_prefix=True prefixes its Parameters' names with "
-           "the attribute name, and the Parameters are shared, so the net's own names change too. Names matter "
-           "when you save and load checkpoints (notebook 11): that is why the lesson's cell passes auto_prefix=False"),
-     "c": ("The wrapper's are backbone.dense.weight, the net keeps dense.weight",
-           "that would need two sets of Parameters, but the wrapper holds the net's own Parameter objects (it "
-           "must: training through the wrapper has to change the net), so there is only one name per Parameter")},
+    "02.4", lazy("demo_net's parameters are named dense.weight and dense.bias. You wrap it in MyWithLossCell, but "
+                 "built WITHOUT auto_prefix=False (so with MindSpore's default, auto_prefix=True). What are "
+                 "demo_net's own parameter names afterwards?"),
+    {"a": (lazy("Still dense.weight and dense.bias: wrapping does not change the net"),
+           lazy("that is what most people expect, but the wrapper and the net hold the very same Parameter "
+                "objects, and auto_prefix renames those objects when the net is assigned as self.backbone")),
+     "b": (lazy("backbone.dense.weight and backbone.dense.bias, in the wrapper and in demo_net alike"),
+           lazy("assigning a cell to an attribute of a cell with auto_prefix=True prefixes its Parameters' names "
+                "with the attribute name, and the Parameters are shared, so the net's own names change too. Names "
+                "matter when you save and load checkpoints (notebook 11): that is why the lesson's cell passes "
+                "auto_prefix=False")),
+     "c": (lazy("The wrapper's are backbone.dense.weight, the net keeps dense.weight"),
+           lazy("that would need two sets of Parameters, but the wrapper holds the net's own Parameter objects (it "
+                "must: training through the wrapper has to change the net), so there is only one name per "
+                "Parameter"))},
     answer="b")
 loss_curve = Exercise("02.5", _check_loss_curve, hints=[
-    "section 4 does this for three losses: for each w, write it into the weight (and 0 into the bias), then "
-    "call a WithLossCell",
-    "cell = nn.WithLossCell(net, loss_fn); for each w: ops.assign(net.dense.weight, Tensor([[w]], ms.float32)), "
-    "ops.assign(net.dense.bias, Tensor([0.0], ms.float32)), then cell(Tensor(x), Tensor(y)).asnumpy().item()",
+    lazy("section 4 does this for three losses: for each w, write it into the weight (and 0 into the bias), then "
+         "call a WithLossCell"),
+    lazy("cell = nn.WithLossCell(net, loss_fn); for each w: ops.assign(net.dense.weight, Tensor([[w]], "
+         "ms.float32)), ops.assign(net.dense.bias, Tensor([0.0], ms.float32)), then cell(Tensor(x), "
+         "Tensor(y)).asnumpy().item()"),
 ])

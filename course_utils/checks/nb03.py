@@ -7,6 +7,7 @@ from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
 from course_utils.data import make_linear_data
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
+from course_utils.messages import lazy, t
 
 
 def exercise_data():
@@ -25,61 +26,67 @@ COURSE_WINDOW = (0.37, 0.78)  # the learning rates that converge in 100 steps on
 
 
 def _check_learning_rate(answer):
-    lr, problem = as_number(answer, "the learning rate")
+    lr, problem = as_number(answer, t("the learning rate"))
     if problem:
         return problem
     if lr <= 0:
-        return f"a learning rate must be positive, got {lr:g}"
+        return t("a learning rate must be positive, got {lr:g}", lr=lr)
     x, y = exercise_data()
     ws, bs, _ = oracles.gradient_descent(x, y, lr, EXERCISE_STEPS)
     w, b = ws[-1], bs[-1]
     target_w, target_b = oracles.least_squares(x, y)
     carried = ""
     if COURSE_WINDOW[0] <= lr <= COURSE_WINDOW[1]:
-        carried = (f" ({lr:g} converges on the course data, but the window moves with the data: here x lies between "
-                   "0.3 and 1.1)")
+        carried = t(" ({lr:g} converges on the course data, but the window moves with the data: here x lies "
+                    "between 0.3 and 1.1)", lr=lr)
     if not (np.isfinite(w) and np.isfinite(b)) or abs(w) > 100:
-        return f"lr={lr:g} diverges on this data: after {EXERCISE_STEPS} steps w = {w:.3g}{carried}. Try a smaller one"
+        return t("lr={lr:g} diverges on this data: after {steps} steps w = {w:.3g}{carried}. Try a smaller one",
+                 lr=lr, steps=EXERCISE_STEPS, w=w, carried=carried)
     path = np.vstack([[0.0, 0.0], np.stack([ws, bs], axis=1)])
     if oracles.steps_to_converge(path, (target_w, target_b)) is not None:
         return None
-    direction = "smaller" if lr > 0.95 * 2.0 / oracles.lambda_max(x) else "larger"
-    return (f"lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {EXERCISE_STEPS} steps: not within {oracles.CONVERGED} "
-            f"of the least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a {direction} one")
+    fields = dict(lr=lr, w=w, b=b, steps=EXERCISE_STEPS, tol=oracles.CONVERGED, target_w=target_w,
+                  target_b=target_b, carried=carried)
+    if lr > 0.95 * 2.0 / oracles.lambda_max(x):
+        return t("lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {steps} steps: not within {tol} of the "
+                 "least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a smaller one", **fields)
+    return t("lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {steps} steps: not within {tol} of the "
+             "least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a larger one", **fields)
 
 
 def _check_least_squares(answer):
     if not isinstance(answer, (tuple, list, np.ndarray)) and not hasattr(answer, "asnumpy"):
-        return f"expected a pair (w, b) of numbers, got {shown(answer)}"
+        return t("expected a pair (w, b) of numbers, got {answer}", answer=shown(answer))
     if hasattr(answer, "asnumpy"):
         answer = answer.asnumpy()
     pair = list(answer.ravel()) if isinstance(answer, np.ndarray) else list(answer)
     if len(pair) != 2:
-        return f"expected a pair (w, b): two numbers, got {len(pair)} values"
+        return t("expected a pair (w, b): two numbers, got {n} values", n=len(pair))
     (w, problem_w), (b, problem_b) = as_number(pair[0], "w"), as_number(pair[1], "b")
     if problem_w or problem_b:
-        return f"expected a pair (w, b) of finite numbers: {problem_w or problem_b}"
+        return t("expected a pair (w, b) of finite numbers: {problem}", problem=problem_w or problem_b)
     x, y = make_linear_data()
     w_ls, b_ls = oracles.least_squares(x, y)
     if (w, b) == (2.0, 0.0):
-        return "(2, 0) is the line the data was made from; least squares fits the noisy samples, so it differs a little"
+        return t("(2, 0) is the line the data was made from; least squares fits the noisy samples, so it differs "
+                 "a little")
     w_no_bias = float(np.sum(x * y) / np.sum(x * x))
     if abs(w - w_no_bias) < 1e-6:
-        return "that slope fits a line through the origin; add a column of ones to the design matrix for the bias"
+        return t("that slope fits a line through the origin; add a column of ones to the design matrix for the bias")
     if not (abs(w - w_ls) <= 1e-4 and abs(b - b_ls) <= 1e-4):
-        return f"({w:.5f}, {b:.5f}) is not the least-squares solution of y ≈ w*x + b on the course data"
+        return t("({w:.5f}, {b:.5f}) is not the least-squares solution of y ≈ w*x + b on the course data", w=w, b=b)
     return None
 
 
 learning_rate = Exercise("03.1", _check_learning_rate, hints=[
-    "run section 5's sweep on this data: train(MinimalNet(), x2, y2, lr, steps=150) for a handful of learning "
-    "rates, and ask steps_to_converge(history['params'], least_squares(x2, y2)) about each",
-    "the window here is narrower than on the course data and lies between 0.45 and 0.7: sweep that range in "
-    "steps of 0.02",
+    lazy("run section 5's sweep on this data: train(MinimalNet(), x2, y2, lr, steps=150) for a handful of "
+         "learning rates, and ask steps_to_converge(history['params'], least_squares(x2, y2)) about each"),
+    lazy("the window here is narrower than on the course data and lies between 0.45 and 0.7: sweep that range in "
+         "steps of 0.02"),
 ])
 least_squares = Exercise("03.2", _check_least_squares, hints=[
-    "write the model as a matrix product: a column for x and a column for the bias",
-    "np.linalg.lstsq(np.hstack([x, np.ones_like(x)]), y, rcond=None)",
+    lazy("write the model as a matrix product: a column for x and a column for the bias"),
+    lazy("np.linalg.lstsq(np.hstack([x, np.ones_like(x)]), y, rcond=None)"),
 ])
 
 
@@ -109,7 +116,7 @@ def _series(value, what, n):
     if isinstance(value, (list, tuple)):
         numbers = []
         for item in value:
-            number, problem = as_number(item, f"each entry of {what}")
+            number, problem = as_number(item, t("each entry of {what}", what=what))
             if problem:
                 return None, problem
             numbers.append(number)
@@ -120,9 +127,10 @@ def _series(value, what, n):
             return None, problem
         arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.shape != (n,):
-        return None, f"{what} should hold one number per step, {n}, got shape {arr.shape}"
+        return None, t("{what} should hold one number per step, {n}, got shape {shape}", what=what, n=n,
+                       shape=arr.shape)
     if not np.all(np.isfinite(arr)):
-        return None, f"{what} holds NaN or inf"
+        return None, t("{what} holds NaN or inf", what=what)
     return arr, None
 
 
@@ -132,20 +140,20 @@ def _close(a, b):
 
 def _check_train_loop(answer):
     if not callable(answer) or isinstance(answer, type):
-        return ("expected a function train_momentum(net, x, y, lr, steps) (answer = train_momentum, without "
-                f"calling it), got {shown(answer)}")
+        return t("expected a function train_momentum(net, x, y, lr, steps) (answer = train_momentum, without "
+                 "calling it), got {answer}", answer=shown(answer))
     for x, y, lr, steps, start in LOOP_CASES:
         call = f"train_momentum(net, x, y, lr={lr}, steps={steps})"
         got = answer(one_neuron(*start), x, y, lr, steps)
         if got is None:
-            return f"{call} returned None. {NONE_HINT}"
+            return t("{call} returned None. {hint}", call=call, hint=t(NONE_HINT))
         if not isinstance(got, (tuple, list)) or len(got) != 3:
-            return f"{call} should return three lists (losses, ws, bs), got {shown(got)}"
+            return t("{call} should return three lists (losses, ws, bs), got {got}", call=call, got=shown(got))
         series = []
         for value, what in zip(got, ("losses", "ws", "bs")):
             arr, problem = _series(value, what, steps)
             if problem:
-                return f"{call}: {problem}"
+                return t("{fn}: {why}", fn=call, why=problem)
             series.append(arr)
         losses, ws, bs = series
         want_losses, want_ws, want_bs, want_after = momentum_descent(x, y, lr, steps, start)
@@ -153,59 +161,64 @@ def _check_train_loop(answer):
             if _close(losses, want_losses):
                 continue
             if _close(losses, want_after):
-                return (f"{call}: your losses are those after each update; record the loss the step computed, "
-                        "before the update (what grad_fn or the train cell returned)")
-            return (f"{call}: w and b are right, but the losses are not the MSE before each step: "
-                    f"{losses[:3].round(5)}...")
+                return t("{call}: your losses are those after each update; record the loss the step computed, "
+                         "before the update (what grad_fn or the train cell returned)", call=call)
+            return t("{call}: w and b are right, but the losses are not the MSE before each step: {first}...",
+                     call=call, first=losses[:3].round(5))
         sgd_losses, sgd_ws, sgd_bs, _ = momentum_descent(x, y, lr, steps, start, momentum=0.0)
         if _close(ws, sgd_ws) and _close(bs, sgd_bs):
-            return f"{call} follows plain SGD: use nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9)"
+            return t("{call} follows plain SGD: use nn.Momentum(net.trainable_params(), learning_rate=lr, "
+                     "momentum=0.9)", call=call)
         if np.allclose(ws, start[0]) and np.allclose(bs, start[1]):
-            return f"{call}: w and b never changed: call optimizer(grads) after computing the gradients"
+            return t("{call}: w and b never changed: call optimizer(grads) after computing the gradients", call=call)
         if steps > 1 and np.all(ws == ws[-1]) and not np.allclose(want_ws, want_ws[-1]):
-            return (f"{call}: every recorded w is {ws[-1]:.5f}, the same value: you recorded views that training "
-                    "kept overwriting. Record net.dense.weight.asnumpy().item() (a Python float) or a .copy()")
+            return t("{call}: every recorded w is {w:.5f}, the same value: you recorded views that training "
+                     "kept overwriting. Record net.dense.weight.asnumpy().item() (a Python float) or a .copy()",
+                     call=call, w=ws[-1])
         if _close(ws, np.r_[start[0], want_ws[:-1]]) and _close(bs, np.r_[start[1], want_bs[:-1]]):
-            return f"{call}: you recorded w and b before each update; record them after the step"
+            return t("{call}: you recorded w and b before each update; record them after the step", call=call)
         k = int(np.argmax(~(np.isclose(ws, want_ws, rtol=1e-4, atol=1e-5) & np.isclose(bs, want_bs, rtol=1e-4,
                                                                                          atol=1e-5))))
-        return (f"{call}: after step {k + 1} expected w = {want_ws[k]:.5f}, b = {want_bs[k]:.5f} (Momentum 0.9, "
-                f"learning rate {lr}), got w = {ws[k]:.5f}, b = {bs[k]:.5f}")
+        return t("{call}: after step {step} expected w = {want_w:.5f}, b = {want_b:.5f} (Momentum 0.9, "
+                 "learning rate {lr}), got w = {w:.5f}, b = {b:.5f}", call=call, step=k + 1, want_w=want_ws[k],
+                 want_b=want_bs[k], lr=lr, w=ws[k], b=bs[k])
     return None
 
 
 loss_before_update = Prediction(
-    "03.3", "train_net = nn.TrainOneStepCell(loss_net, optimizer). One call, train_net(X, Y), runs the forward "
-            "pass, the gradients and the update. Which loss does it return?",
-    {"a": ("The loss after the update, with the new weights",
-           "the step ends with the update, which makes this tempting; but the loss is computed in the forward "
-           "pass, before the gradients exist, and TrainOneStepCell does not run the net a second time"),
-     "b": ("The loss before the update: the one the gradients were computed from",
-           "the forward pass computes the loss, the gradients come from it, the optimizer updates in place, and "
-           "the cell returns that first loss. So a recorded loss history lags the weights by one step"),
-     "c": ("Nothing (None): the step changes the weights in place",
-           "PyTorch's optimizer.step() returns None, but a MindSpore train cell is a Cell and returns the "
-           "output of its construct: the loss, as a Tensor")},
+    "03.3", lazy("train_net = nn.TrainOneStepCell(loss_net, optimizer). One call, train_net(X, Y), runs the "
+                 "forward pass, the gradients and the update. Which loss does it return?"),
+    {"a": (lazy("The loss after the update, with the new weights"),
+           lazy("the step ends with the update, which makes this tempting; but the loss is computed in the "
+                "forward pass, before the gradients exist, and TrainOneStepCell does not run the net a second "
+                "time")),
+     "b": (lazy("The loss before the update: the one the gradients were computed from"),
+           lazy("the forward pass computes the loss, the gradients come from it, the optimizer updates in place, "
+                "and the cell returns that first loss. So a recorded loss history lags the weights by one step")),
+     "c": (lazy("Nothing (None): the step changes the weights in place"),
+           lazy("PyTorch's optimizer.step() returns None, but a MindSpore train cell is a Cell and returns the "
+                "output of its construct: the loss, as a Tensor"))},
     answer="b")
 just_above_bound = Prediction(
-    "03.4", "On the course data, 100 SGD steps with lr = 0.75 converge (within 0.01 of the least-squares fit). "
-            "What does lr = 0.81, only 8 % larger, do in 100 steps?",
-    {"a": ("It converges too, a little sooner: each step is a little longer",
-           "that holds below the bound, where a larger step means faster progress. But 0.81 is just above "
-           "2 / lambda_max, about 0.807 for this data: there the error along the steep direction grows at every "
-           "step instead of shrinking"),
-     "b": ("It gets there more slowly: the loss still falls, but it is not at (2, 0) after 100 steps",
-           "a learning rate too SMALL gives that picture (lr = 0.03 above). Too large a one does not slow down: "
-           "it overshoots, more and more at every step"),
-     "c": ("It diverges: after 100 steps the loss is larger than at the start",
-           "0.81 is just above the stability bound 2 / lambda_max (about 0.807, notebook 05): each step "
-           "multiplies the error along the steep direction by |1 - lr * lambda_max| > 1. So close to the bound "
-           "the factor is barely above 1, so the loss creeps up; at 0.85 it explodes")},
+    "03.4", lazy("On the course data, 100 SGD steps with lr = 0.75 converge (within 0.01 of the least-squares "
+                 "fit). What does lr = 0.81, only 8 % larger, do in 100 steps?"),
+    {"a": (lazy("It converges too, a little sooner: each step is a little longer"),
+           lazy("that holds below the bound, where a larger step means faster progress. But 0.81 is just above "
+                "2 / lambda_max, about 0.807 for this data: there the error along the steep direction grows at "
+                "every step instead of shrinking")),
+     "b": (lazy("It gets there more slowly: the loss still falls, but it is not at (2, 0) after 100 steps"),
+           lazy("a learning rate too SMALL gives that picture (lr = 0.03 above). Too large a one does not slow "
+                "down: it overshoots, more and more at every step")),
+     "c": (lazy("It diverges: after 100 steps the loss is larger than at the start"),
+           lazy("0.81 is just above the stability bound 2 / lambda_max (about 0.807, notebook 05): each step "
+                "multiplies the error along the steep direction by |1 - lr * lambda_max| > 1. So close to the "
+                "bound the factor is barely above 1, so the loss creeps up; at 0.85 it explodes"))},
     answer="c")
 train_loop = Exercise("03.5", _check_train_loop, hints=[
-    "start from section 2's loop (or the train function of section 3): the same steps, with another optimizer, "
-    "and w and b recorded after each step",
-    "optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9); grad_fn = "
-    "ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None, optimizer.parameters); each step: loss, grads "
-    "= grad_fn(X, Y); optimizer(grads); then record loss.asnumpy().item() and the weight and bias with .item()",
+    lazy("start from section 2's loop (or the train function of section 3): the same steps, with another "
+         "optimizer, and w and b recorded after each step"),
+    lazy("optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9); grad_fn = "
+         "ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None, optimizer.parameters); each step: loss, "
+         "grads = grad_fn(X, Y); optimizer(grads); then record loss.asnumpy().item() and the weight and bias with "
+         ".item()"),
 ])

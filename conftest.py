@@ -15,8 +15,9 @@ with the stored outputs:
 
 So one kernel proves that the student's notebook runs and shows its stored outputs, that every reference
 solution passes its check (solutions cannot rot), that a second Run All works, and that the Chinese edition
-runs and shows its stored outputs, at no extra run. N is nbval's code-cell index in the stored notebook. Other notebooks (the classroom app) get
-nbval's usual single pass. With pytest-xdist use ``--dist loadfile``: a notebook's cells share one kernel.
+runs and shows its stored outputs, at no extra run. N is nbval's code-cell index in the stored notebook. Other
+notebooks (the classroom app) get nbval's usual single pass. With pytest-xdist use ``--dist loadfile``: a
+notebook's cells share one kernel.
 
 At the end the suite prints each notebook's execution time and fails when a notebook checked no cell (e.g. it
 was saved unexecuted: nbval compares nothing then) or ran implausibly fast (COURSE_MIN_NOTEBOOK_SECONDS).

@@ -145,8 +145,8 @@ def _wait(what, predicate, timeout=60, interval=0.25):
 
 @pytest.fixture(scope="module")
 def room(tmp_path_factory):
-    """A classroom of 3 places, all pre-heated; a lab without a page is culled after 24 idle seconds."""
-    server = load.ClassroomServer(room=3, pool=3, idle_minutes=0.4, log_dir=tmp_path_factory.mktemp("classroom"))
+    """A classroom of 3 places, all pre-heated; a lab without a page is culled after 12 idle seconds."""
+    server = load.ClassroomServer(room=3, pool=3, idle_minutes=0.2, log_dir=tmp_path_factory.mktemp("classroom"))
     try:
         server.wait_listening()
         server.wait_heated(3, timeout=240)

@@ -57,7 +57,7 @@ def source_modules():
             if not _uses_messages(tree):
                 continue
             keys = {}
-            for name, arg, fields, line in _calls(tree):
+            for _name, arg, fields, line in _calls(tree):
                 if isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
                     continue  # t(text) of a text marked lazy(...) where it was stored
                 if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):

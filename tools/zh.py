@@ -17,7 +17,8 @@ difference in code is a line added to the first code cell, right after ``GLOG_v`
 (course_utils/messages). Stored outputs are what a run of the Chinese edition printed: ``make execute`` runs
 the generated notebooks after the English ones; ``build`` keeps a code cell's outputs from the existing Chinese
 notebook while the cell's source is unchanged and takes the English outputs otherwise (until the next
-``make execute``; the suite's second pass, which runs the Chinese edition, tells the difference); a cell without a translation (or with a stale one) stays English and is listed by ``stale``, so a
+``make execute``; the suite's second pass, which runs the Chinese edition, tells the difference); a cell
+without a translation (or with a stale one) stays English and is listed by ``stale``, so a
 half-translated notebook is usable and its gaps are visible. The generated notebooks live in zh/notebooks/,
 one folder deeper than notebooks/, so relative links that leave notebooks/ get one more ``../``; links
 between notebooks keep pointing at the neighbouring Chinese notebook. Run twice, build changes nothing.

@@ -13,39 +13,41 @@ import numpy as np
 from course_utils._validate import shown
 from course_utils.data import make_spirals
 from course_utils.exercises import Prediction, ScaffoldExercise, as_array, as_number
+from course_utils.messages import lazy, t
 from course_utils.oracles import confusion_matrix, knn_accuracy, softmax_cross_entropy
 
 # ---- 10.1, 10.2: predictions --------------------------------------------------------------------------
 one_hot_sparse = Prediction(
     "10.1",
-    "One-hot float32 labels go into SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'). What happens?",
-    {"a": ("the same loss as with the class indices: sparse=True only makes it faster",
-           "sparse is not a speed switch: it says which format the labels are in. With sparse=True the loss "
-           "reads each label as one class index, so a row [0, 1] is not something it can read."),
-     "b": ("a number, but a wrong one, silently",
-           "that would be the worst case, and it does happen with another mistake (labels counted from 1, below), "
-           "but not here: the loss checks the labels' type and shape first."),
-     "c": ("an error: the one-hot labels are refused",
-           "float32 labels are refused by type (sparse labels must be int32 or int64), and int one-hot rows by "
-           "shape (sparse labels have one dimension fewer than the logits).")},
+    lazy("One-hot float32 labels go into SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'). What "
+         "happens?"),
+    {"a": (lazy("the same loss as with the class indices: sparse=True only makes it faster"),
+           lazy("sparse is not a speed switch: it says which format the labels are in. With sparse=True the loss "
+                "reads each label as one class index, so a row [0, 1] is not something it can read.")),
+     "b": (lazy("a number, but a wrong one, silently"),
+           lazy("that would be the worst case, and it does happen with another mistake (labels counted from 1, "
+                "below), but not here: the loss checks the labels' type and shape first.")),
+     "c": (lazy("an error: the one-hot labels are refused"),
+           lazy("float32 labels are refused by type (sparse labels must be int32 or int64), and int one-hot rows "
+                "by shape (sparse labels have one dimension fewer than the logits)."))},
     answer="c")
 
 linear_accuracy = Prediction(
     "10.2",
-    "With the best possible straight line, what accuracy does a linear classifier reach on the moons' "
-    "training points?",
-    {"a": ("about 50 %: no better than guessing",
-           "a line cannot follow the moons' curves, but it still puts most of each moon on its own side: "
-           "guessing is far worse than the best line."),
-     "b": ("about 75 %",
-           "a line through the middle does better than that: only the tips of the moons, which reach into the "
-           "other moon's hollow, end up on the wrong side."),
-     "c": ("about 90 %",
-           "the best line misclassifies only the moons' tips, about one point in ten; the last tenth needs a "
-           "curved boundary, which no amount of training gives a linear model."),
-     "d": ("100 %, given enough epochs",
-           "training finds the best line, but the best line is still a line: the tips of each moon reach past "
-           "any line that separates the rest.")},
+    lazy("With the best possible straight line, what accuracy does a linear classifier reach on the moons' "
+         "training points?"),
+    {"a": (lazy("about 50 %: no better than guessing"),
+           lazy("a line cannot follow the moons' curves, but it still puts most of each moon on its own side: "
+                "guessing is far worse than the best line.")),
+     "b": (lazy("about 75 %"),
+           lazy("a line through the middle does better than that: only the tips of the moons, which reach into "
+                "the other moon's hollow, end up on the wrong side.")),
+     "c": (lazy("about 90 %"),
+           lazy("the best line misclassifies only the moons' tips, about one point in ten; the last tenth needs a "
+                "curved boundary, which no amount of training gives a linear model.")),
+     "d": (lazy("100 %, given enough epochs"),
+           lazy("training finds the best line, but the best line is still a line: the tips of each moon reach "
+                "past any line that separates the rest."))},
     answer="c")
 
 
@@ -76,16 +78,16 @@ def _probe_points():
 def _logits_of(net, points, classes, call):
     from mindspore import Tensor
 
-    out, problem = as_array(net(Tensor(points)), f"the output of the net of {call}")
+    out, problem = as_array(net(Tensor(points)), t("the output of the net of {call}", call=call))
     if problem:
         return None, problem
     if out.shape != (len(points), classes):
-        got = f"{out.shape[1]} numbers per point" if out.ndim == 2 and out.shape[0] == len(points) else \
-            f"an output of shape {out.shape}"
-        return None, (f"for {len(points)} points the net of {call} gives {got}, expected shape "
-                      f"({len(points)}, {classes}): one logit per class (use the argument classes)")
+        got = t("{count} numbers per point", count=out.shape[1]) if out.ndim == 2 and out.shape[0] == len(points) \
+            else t("an output of shape {shape}", shape=out.shape)
+        return None, t("for {n} points the net of {call} gives {got}, expected shape ({n}, {classes}): one logit "
+                       "per class (use the argument classes)", n=len(points), call=call, got=got, classes=classes)
     if not np.all(np.isfinite(out)):
-        return None, f"the net of {call} gives NaN or inf before any training"
+        return None, t("the net of {call} gives NaN or inf before any training", call=call)
     return out, None
 
 
@@ -94,9 +96,11 @@ def _built_model(answer, classes):
 
     model = answer(classes)
     if model is None:
-        return None, "build_classifier returned None: end it with return Model(net, loss_fn, optimizer, metrics=...)"
+        return None, t("build_classifier returned None: end it with return Model(net, loss_fn, optimizer, "
+                       "metrics=...)")
     if not isinstance(model, Model):
-        return None, f"build_classifier({classes}) must return a mindspore.train.Model, got {shown(model)}"
+        return None, t("build_classifier({classes}) must return a mindspore.train.Model, got {model}",
+                       classes=classes, model=shown(model))
     return model, None
 
 
@@ -104,23 +108,24 @@ def _check_loss(loss_fn, logits):
     from mindspore import Tensor
 
     if loss_fn is None:
-        return "the Model has no loss function: pass loss_fn as Model's second argument"
+        return t("the Model has no loss function: pass loss_fn as Model's second argument")
     labels = np.arange(len(logits)) % logits.shape[1]
     try:
         value = loss_fn(Tensor(logits.astype(np.float32)), Tensor(labels.astype(np.int32)))
     except TypeError:
-        return ("the loss refuses int32 class labels: SoftmaxCrossEntropyWithLogits needs sparse=True "
-                "for labels that are class indices")
-    loss, problem = as_array(value, "the loss")
+        return t("the loss refuses int32 class labels: SoftmaxCrossEntropyWithLogits needs sparse=True "
+                 "for labels that are class indices")
+    loss, problem = as_array(value, t("the loss"))
     if problem:
         return problem
     if loss.shape not in ((), (1,)):
-        return (f"the loss gives {loss.size} values for a batch of {len(logits)} points: one loss per point. "
-                "Average them: reduction='mean'")
+        return t("the loss gives {size} values for a batch of {n} points: one loss per point. "
+                 "Average them: reduction='mean'", size=loss.size, n=len(logits))
     want = softmax_cross_entropy(logits, labels)
     if not np.isclose(float(loss.ravel()[0]), want, rtol=1e-4, atol=1e-6):
-        return (f"the loss of the checker's logits is {float(loss.ravel()[0]):.5f}, but their mean softmax "
-                f"cross-entropy is {want:.5f}: use nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')")
+        return t("the loss of the checker's logits is {got:.5f}, but their mean softmax cross-entropy is "
+                 "{want:.5f}: use nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')",
+                 got=float(loss.ravel()[0]), want=want)
     return None
 
 
@@ -136,7 +141,7 @@ def _check_classifier(answer):
     from mindspore import Tensor, nn
 
     if not callable(answer):
-        return f"expected the function build_classifier itself, got {shown(answer)}"
+        return t("expected the function build_classifier itself, got {answer}", answer=shown(answer))
     probe = _probe_points()
     for classes in (4, 3):  # 4 first: a net that ignores the argument fails here
         ms.set_seed(CHECK_SEED)
@@ -148,47 +153,50 @@ def _check_classifier(answer):
         if problem:
             return problem
     if np.allclose(logits.sum(axis=1), 1.0, atol=1e-4) and logits.min() >= 0:
-        return ("the net's outputs are probabilities (each row sums to 1): the net ends with a softmax. "
-                "Return logits (end with a Dense layer); the loss applies the softmax itself")
+        return t("the net's outputs are probabilities (each row sums to 1): the net ends with a softmax. "
+                 "Return logits (end with a Dense layer); the loss applies the softmax itself")
     if _is_affine(lambda p: net(Tensor(p)).asnumpy().astype(np.float64), probe):
-        return ("the net is linear in its input, like a single Dense layer: its boundaries are straight lines. "
-                "Put a non-linearity (nn.Tanh() or nn.ReLU()) between the Dense layers")
+        return t("the net is linear in its input, like a single Dense layer: its boundaries are straight lines. "
+                 "Put a non-linearity (nn.Tanh() or nn.ReLU()) between the Dense layers")
     problem = _check_loss(getattr(model, "_loss_fn", None), logits)
     if problem:
         return problem
     metrics = getattr(model, "_metric_fns", None) or {}
     if "accuracy" not in metrics:
-        return f"the Model's metrics must include 'accuracy', got {sorted(metrics) or 'none'}"
+        return t("the Model's metrics must include 'accuracy', got {metrics}", metrics=sorted(metrics) or t("none"))
     optimizer = getattr(model, "_optimizer", None)
     if not isinstance(optimizer, nn.Adam):
-        return f"use nn.Adam(net.trainable_params(), learning_rate=...) as the optimizer, got {shown(optimizer)}"
+        return t("use nn.Adam(net.trainable_params(), learning_rate=...) as the optimizer, got {optimizer}",
+                 optimizer=shown(optimizer))
 
     x_train, y_train, x_test, y_test = spirals_split()
     ms.set_seed(CHECK_SEED)
     model.train(EPOCHS, _dataset(x_train, y_train, BATCH, True), dataset_sink_mode=False)
     reported, problem = as_number(model.eval(_dataset(x_test, y_test, 150, False))["accuracy"],
-                                  "the 'accuracy' metric")
+                                  t("the 'accuracy' metric"))
     if problem:
         return problem
     predicted = net(Tensor(x_test)).asnumpy()
     if not np.all(np.isfinite(predicted)):
-        return f"after {EPOCHS} epochs the net gives NaN or inf: lower the learning rate (Adam: 0.005 to 0.05)"
+        return t("after {epochs} epochs the net gives NaN or inf: lower the learning rate (Adam: 0.005 to 0.05)",
+                 epochs=EPOCHS)
     accuracy = float(np.mean(predicted.argmax(axis=1) == y_test))
     if not np.isclose(reported, accuracy, atol=1e-6):
-        return (f"the metric 'accuracy' says {reported:.4f}, but {accuracy:.4f} of the held-out points are "
-                "classified right: use nn.Accuracy()")
+        return t("the metric 'accuracy' says {reported:.4f}, but {accuracy:.4f} of the held-out points are "
+                 "classified right: use nn.Accuracy()", reported=reported, accuracy=accuracy)
     if accuracy < THRESHOLD:
         knn = knn_accuracy(x_train, y_train, x_test, y_test, k=5)
-        return (f"after {EPOCHS} epochs your classifier gets {accuracy:.3f} of the {len(y_test)} held-out spiral "
-                f"points right; expected at least {THRESHOLD} (a 5-nearest-neighbour vote gets {knn:.3f}). Give it "
-                "more hidden units (16 to 64) or a larger learning rate (Adam: 0.01 to 0.05)")
+        return t("after {epochs} epochs your classifier gets {accuracy:.3f} of the {n} held-out spiral points "
+                 "right; expected at least {threshold} (a 5-nearest-neighbour vote gets {knn:.3f}). Give it more "
+                 "hidden units (16 to 64) or a larger learning rate (Adam: 0.01 to 0.05)", epochs=EPOCHS,
+                 accuracy=accuracy, n=len(y_test), threshold=THRESHOLD, knn=knn)
     return None
 
 
 classifier = ScaffoldExercise("10.3", _check_classifier, hints=[
-    "the lesson's mlp() has the shape you need; what must change for `classes` classes?",
-    "net = nn.SequentialCell(nn.Dense(2, 32), nn.Tanh(), nn.Dense(32, 32), nn.Tanh(), nn.Dense(32, classes)); "
-    "the loss and metrics as in the lesson's train(); Adam with learning_rate=0.02",
+    lazy("the lesson's mlp() has the shape you need; what must change for `classes` classes?"),
+    lazy("net = nn.SequentialCell(nn.Dense(2, 32), nn.Tanh(), nn.Dense(32, 32), nn.Tanh(), nn.Dense(32, classes)); "
+         "the loss and metrics as in the lesson's train(); Adam with learning_rate=0.02"),
 ])
 
 
@@ -221,18 +229,19 @@ def metric_oracle(batches, undefined=np.nan):
 
 def _read(result, n):
     if not isinstance(result, dict) or not {"accuracy", "precision"} <= set(result):
-        return None, f"eval() must return a dict with 'accuracy' and 'precision', got {shown(result)}"
-    accuracy, problem = as_number(result["accuracy"], f"eval()['accuracy'] after {n} points")
+        return None, t("eval() must return a dict with 'accuracy' and 'precision', got {result}",
+                       result=shown(result))
+    accuracy, problem = as_number(result["accuracy"], t("eval()['accuracy'] after {n} points", n=n))
     if problem:
         return None, problem
-    precision, problem = as_array(result["precision"], f"eval()['precision'] after {n} points")
+    precision, problem = as_array(result["precision"], t("eval()['precision'] after {n} points", n=n))
     if problem:
         return None, problem
     if precision.shape != (METRIC_CLASSES,):
-        return None, (f"eval()['precision'] must hold one value per class, shape ({METRIC_CLASSES},), got shape "
-                      f"{precision.shape}")
+        return None, t("eval()['precision'] must hold one value per class, shape ({classes},), got shape {shape}",
+                       classes=METRIC_CLASSES, shape=precision.shape)
     if not np.all(np.isfinite(precision)):
-        return None, f"eval()['precision'] holds NaN or inf: {precision}"
+        return None, t("eval()['precision'] holds NaN or inf: {precision}", precision=precision)
     return (accuracy, precision), None
 
 
@@ -251,25 +260,29 @@ def _diagnose(got, batches, what):
     per_batch = [metric_oracle([b]) for b in batches]
     if not np.isclose(accuracy, want_acc, atol=1e-6):
         if np.isclose(accuracy, np.mean([p[0] for p in per_batch]), atol=1e-6):
-            return (f"{what}, accuracy is {accuracy:.4f}, the mean of the {len(batches)} batch accuracies; over all "
-                    f"{n} points it is {want_acc:.4f}. Count right points and points, divide in eval (article "
-                    "003's mistake)")
+            return t("{what}, accuracy is {accuracy:.4f}, the mean of the {batches} batch accuracies; over all "
+                     "{n} points it is {want:.4f}. Count right points and points, divide in eval (article "
+                     "003's mistake)", what=what, accuracy=accuracy, batches=len(batches), n=n, want=want_acc)
         if np.isclose(accuracy, per_batch[-1][0], atol=1e-6):
-            return (f"{what}, accuracy is {accuracy:.4f}, the last batch's only: add each batch to the counts "
-                    "instead of replacing them")
-        return f"{what}, expected accuracy {want_acc:.4f} over all {n} points, got {accuracy:.4f}"
+            return t("{what}, accuracy is {accuracy:.4f}, the last batch's only: add each batch to the counts "
+                     "instead of replacing them", what=what, accuracy=accuracy)
+        return t("{what}, expected accuracy {want:.4f} over all {n} points, got {accuracy:.4f}", what=what,
+                 want=want_acc, n=n, accuracy=accuracy)
     if not np.allclose(precision, want_prec, atol=1e-6):
         if np.allclose(precision, want_recall, atol=1e-6):
-            return (f"{what}, precision is {np.round(precision, 4)}, the recall: precision divides the right "
-                    "predictions of a class by how often it was *predicted* (a column of the confusion matrix)")
+            return t("{what}, precision is {precision}, the recall: precision divides the right predictions of a "
+                     "class by how often it was *predicted* (a column of the confusion matrix)", what=what,
+                     precision=np.round(precision, 4))
         with warnings.catch_warnings():  # a class no batch predicted: nanmean of nothing
             warnings.simplefilter("ignore", RuntimeWarning)
             batch_means = (np.nanmean([p[1] for p in per_batch], axis=0),
                            np.mean([metric_oracle([b], undefined=0.0)[1] for b in batches], axis=0))
         if any(np.allclose(precision, mean, atol=1e-6) for mean in batch_means):
-            return (f"{what}, precision is {np.round(precision, 4)}, the mean of the batch precisions; over all "
-                    f"points it is {np.round(want_prec, 4)}: keep counts per class, divide in eval")
-        return f"{what}, expected precision {np.round(want_prec, 4)} over all {n} points, got {np.round(precision, 4)}"
+            return t("{what}, precision is {precision}, the mean of the batch precisions; over all points it is "
+                     "{want}: keep counts per class, divide in eval", what=what, precision=np.round(precision, 4),
+                     want=np.round(want_prec, 4))
+        return t("{what}, expected precision {want} over all {n} points, got {precision}", what=what,
+                 want=np.round(want_prec, 4), n=n, precision=np.round(precision, 4))
     return None
 
 
@@ -278,20 +291,22 @@ def _check_multi_metric(answer):
     from mindspore.train import Metric, Model
 
     if isinstance(answer, Metric):
-        return "pass the class itself (AccuracyPrecision), not an instance"
+        return t("pass the class itself (AccuracyPrecision), not an instance")
     if not isinstance(answer, type) or not issubclass(answer, Metric):
-        return f"expected a class derived from mindspore.train.Metric, got {shown(answer)}"
+        return t("expected a class derived from mindspore.train.Metric, got {answer}", answer=shown(answer))
     metric = answer(METRIC_CLASSES)
     for seed, sizes in ((11, (5, 17, 2, 9)), (12, (30, 4, 11))):
         batches = metric_batches(seed, sizes)
         got, problem = _feed(metric, batches)  # the same object twice: clear() must reset it
-        what = f"for batches of {', '.join(map(str, sizes))} points" + (" (after clear())" if seed == 12 else "")
+        what = (t("for batches of {sizes} points (after clear())", sizes=", ".join(map(str, sizes))) if seed == 12
+                else t("for batches of {sizes} points", sizes=", ".join(map(str, sizes))))
         problem = problem or _diagnose(got, batches, what)
         if problem:
             if seed == 12 and got is not None:
                 accumulated = _diagnose(got, metric_batches(11, (5, 17, 2, 9)) + batches, what)
                 if accumulated is None:
-                    return f"{what}, eval() still counts the batches fed before clear(): reset every count in clear()"
+                    return t("{what}, eval() still counts the batches fed before clear(): reset every count in "
+                             "clear()", what=what)
             return problem
     # inside Model.eval: a fixed linear classifier of 2-D points, 40 points in batches of 16, 16, 8
     rng = np.random.RandomState(13)
@@ -305,13 +320,13 @@ def _check_multi_metric(answer):
                    metrics={"ap": answer(METRIC_CLASSES)}).eval(_dataset(points, labels, 16, False))["ap"]
     got, problem = _read(result, 40)
     batches = [(points[i:i + 16] @ weight.T, labels[i:i + 16]) for i in range(0, 40, 16)]
-    return problem or _diagnose(got, batches, "inside Model.eval, on 40 points in batches of 16, 16, 8")
+    return problem or _diagnose(got, batches, t("inside Model.eval, on 40 points in batches of 16, 16, 8"))
 
 
 multi_metric = ScaffoldExercise("10.4", _check_multi_metric, hints=[
-    "keep counts, not averages: how many points, how many right, and per class how often it was predicted and "
-    "how often that prediction was right",
-    "in update: predicted = logits.argmax(axis=1); self.right += (predicted == labels).sum(); "
-    "self.predicted += np.bincount(predicted, minlength=self.classes); self.right_per_class += "
-    "np.bincount(predicted[predicted == labels], minlength=self.classes); eval divides",
+    lazy("keep counts, not averages: how many points, how many right, and per class how often it was predicted "
+         "and how often that prediction was right"),
+    lazy("in update: predicted = logits.argmax(axis=1); self.right += (predicted == labels).sum(); "
+         "self.predicted += np.bincount(predicted, minlength=self.classes); self.right_per_class += "
+         "np.bincount(predicted[predicted == labels], minlength=self.classes); eval divides"),
 ])

@@ -16,6 +16,7 @@ from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
 from course_utils.exercises import NONE_HINT, Prediction, ScaffoldExercise, as_array
+from course_utils.messages import lazy, t
 
 
 # ---- closed forms ------------------------------------------------------------------------------------------
@@ -46,16 +47,17 @@ def _variants(step, peak, low, warm, total):
     }
 
 
-_MISTAKES = {
-    "unshifted": "the cosine starts at step 0 instead of at the end of the warm-up: give CosineDecayLR "
-                 "global_step - warmup_steps",
-    "whole_total": "the cosine decays over total_steps, but it has only total_steps - warmup_steps steps left "
-                   "after the warm-up",
-    "no_min": "the cosine ends at 0 instead of min_lr: CosineDecayLR(min_lr, peak_lr, ...) takes min_lr first",
-    "warmup_plus_one": "your warm-up is one step ahead: step s of the warm-up has peak_lr * s / warmup_steps "
-                       "(step 0 has 0, as nn.WarmUpLR gives)",
-    "no_hold": "after total_steps the learning rate must stay at min_lr; yours rises again (a cosine is "
-               "periodic: clip the step, as CosineDecayLR does)",
+_MISTAKES = {  # translated with t() where shown
+    "unshifted": lazy("the cosine starts at step 0 instead of at the end of the warm-up: give CosineDecayLR "
+                      "global_step - warmup_steps"),
+    "whole_total": lazy("the cosine decays over total_steps, but it has only total_steps - warmup_steps steps "
+                        "left after the warm-up"),
+    "no_min": lazy("the cosine ends at 0 instead of min_lr: CosineDecayLR(min_lr, peak_lr, ...) takes min_lr "
+                   "first"),
+    "warmup_plus_one": lazy("your warm-up is one step ahead: step s of the warm-up has peak_lr * s / "
+                            "warmup_steps (step 0 has 0, as nn.WarmUpLR gives)"),
+    "no_hold": lazy("after total_steps the learning rate must stay at min_lr; yours rises again (a cosine is "
+                    "periodic: clip the step, as CosineDecayLR does)"),
 }
 
 # ---- 06.1 warm-up then cosine, as a LearningRateSchedule --------------------------------------------------
@@ -74,14 +76,15 @@ def _lr_of(schedule, step):
     import mindspore as ms
 
     out = schedule(ms.Tensor([step], ms.int32))  # what the optimizer hands it: global_step, shape (1,)
-    arr, problem = as_array(out, f"your schedule at step {step}")
+    arr, problem = as_array(out, t("your schedule at step {step}", step=step))
     if problem:
         return None, problem
     if arr.size != 1:
-        return None, f"your schedule must return one learning rate per step, got shape {arr.shape} at step {step}"
+        return None, t("your schedule must return one learning rate per step, got shape {shape} at step {step}",
+                       shape=arr.shape, step=step)
     value = float(arr.reshape(()))
     if not math.isfinite(value):
-        return None, f"your schedule returned {value} at step {step}"
+        return None, t("your schedule returned {value} at step {step}", value=value, step=step)
     return value, None
 
 
@@ -91,9 +94,9 @@ def _check_warmup_cosine(answer):
     from mindspore.nn.learning_rate_schedule import LearningRateSchedule
 
     if isinstance(answer, LearningRateSchedule):
-        return "pass the class itself (answer = WarmupCosine), not an instance of it"
+        return t("pass the class itself (answer = WarmupCosine), not an instance of it")
     if not (isinstance(answer, type) and issubclass(answer, LearningRateSchedule)):
-        return f"expected a subclass of LearningRateSchedule, got {shown(answer)}"
+        return t("expected a subclass of LearningRateSchedule, got {answer}", answer=shown(answer))
     for case, (peak, low, warm, total) in enumerate(SCHEDULE_CASES):
         call = f"WarmupCosine(peak_lr={peak}, min_lr={low}, warmup_steps={warm}, total_steps={total})"
         schedule = answer(peak, low, warm, total)
@@ -102,7 +105,7 @@ def _check_warmup_cosine(answer):
         for k in steps:
             value, problem = _lr_of(schedule, k)
             if problem:
-                return f"{call}: {problem}"
+                return t("{call}: {problem}", call=call, problem=problem)
             got.append(value)
         expected = [warmup_cosine_lr(k, peak, low, warm, total) for k in steps]
         wrong = [k for k in steps if not math.isclose(got[k], expected[k], rel_tol=1e-5, abs_tol=1e-7)]
@@ -111,8 +114,10 @@ def _check_warmup_cosine(answer):
             for name, why in _MISTAKES.items():
                 variant = [_variants(s, peak, low, warm, total)[name] for s in steps]
                 if all(math.isclose(g, v, rel_tol=1e-5, abs_tol=1e-7) for g, v in zip(got, variant)):
-                    return f"{call}: {why} (step {k}: expected {expected[k]:.6f}, got {got[k]:.6f})"
-            return f"{call}: at step {k} the learning rate should be {expected[k]:.6f}, yours is {got[k]:.6f}"
+                    return t("{call}: {why} (step {step}: expected {expected:.6f}, got {got:.6f})", call=call,
+                             why=t(why), step=k, expected=expected[k], got=got[k])
+            return t("{call}: at step {step} the learning rate should be {expected:.6f}, yours is {got:.6f}",
+                     call=call, step=k, expected=expected[k], got=got[k])
         if case > 0:
             continue
         # the same schedule inside an optimizer (once: compiling the optimizer is the slow part)
@@ -128,19 +133,22 @@ def _check_warmup_cosine(answer):
         got_w, got_b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
         close = [math.isclose(got, want, rel_tol=1e-4, abs_tol=1e-5) for got, want in ((got_w, w), (got_b, b))]
         if not all(close):
-            return (f"{call} gives the right values when called, but nn.SGD trained with it for {len(steps)} steps "
-                    f"ends at w = {got_w:.5f}, b = {got_b:.5f} instead of w = {w:.5f}, b = {b:.5f}: construct must "
-                    "use only its global_step argument (no state of its own that changes between calls)")
+            return t("{call} gives the right values when called, but nn.SGD trained with it for {n} steps "
+                     "ends at w = {got_w:.5f}, b = {got_b:.5f} instead of w = {w:.5f}, b = {b:.5f}: construct must "
+                     "use only its global_step argument (no state of its own that changes between calls)",
+                     call=call, n=len(steps), got_w=got_w, got_b=got_b, w=w, b=b)
     return None
 
 
 warmup_cosine = ScaffoldExercise("06.1", _check_warmup_cosine, hints=[
-    "Build the two schedules MindSpore already has in __init__ (nn.WarmUpLR for the warm-up, nn.CosineDecayLR "
-    "for the decay) and let construct choose between them by comparing global_step with warmup_steps.",
-    "The cosine must start where the warm-up ends and run for the steps that are left: "
-    "nn.CosineDecayLR(min_lr, peak_lr, total_steps - warmup_steps), called with global_step - warmup_steps.",
-    "construct: `if global_step < self.warmup_steps: return self.warmup(global_step)` and otherwise "
-    "`return self.cosine(global_step - self.warmup_steps)`; CosineDecayLR holds min_lr past its end by itself.",
+    lazy("Build the two schedules MindSpore already has in __init__ (nn.WarmUpLR for the warm-up, "
+         "nn.CosineDecayLR for the decay) and let construct choose between them by comparing global_step with "
+         "warmup_steps."),
+    lazy("The cosine must start where the warm-up ends and run for the steps that are left: "
+         "nn.CosineDecayLR(min_lr, peak_lr, total_steps - warmup_steps), called with global_step - warmup_steps."),
+    lazy("construct: `if global_step < self.warmup_steps: return self.warmup(global_step)` and otherwise "
+         "`return self.cosine(global_step - self.warmup_steps)`; CosineDecayLR holds min_lr past its end by "
+         "itself."),
 ])
 
 
@@ -180,109 +188,120 @@ def _check_range_test(answer):
     import mindspore as ms
 
     if not callable(answer) or isinstance(answer, type):
-        return f"expected your function range_test(net, X, Y, lr_start, factor, blowup, max_steps), got {shown(answer)}"
+        return t("expected your function range_test(net, X, Y, lr_start, factor, blowup, max_steps), got {answer}",
+                 answer=shown(answer))
     xs, ys = range_data()
     for lr_start, factor, blowup, max_steps, w0, b0 in RANGE_CASES:
         call = f"range_test(net, X, Y, lr_start={lr_start}, factor={factor}, blowup={blowup}, max_steps={max_steps})"
         out = answer(one_neuron(w0, b0), ms.Tensor(xs), ms.Tensor(ys), lr_start, factor, blowup, max_steps)
         if out is None:
-            return f"{call} returned None. {NONE_HINT}"
+            return t("{call} returned None. {hint}", call=call, hint=t(NONE_HINT))
         if not (isinstance(out, tuple) and len(out) == 2):
-            return f"{call} must return (lrs, losses), got {shown(out)}"
+            return t("{call} must return (lrs, losses), got {value}", call=call, value=shown(out))
         arrays = []
-        for what, value in zip(("lrs", "losses"), out):
+        for what, value in zip((t("lrs"), t("losses")), out):
             if isinstance(value, (list, tuple)):
                 try:
                     value = np.array(value, dtype=object).astype(np.float64)
                 except (TypeError, ValueError):
-                    return f"{call}: {what} must hold numbers (Python floats), got {shown(value)}"
+                    return t("{call}: {what} must hold numbers (Python floats), got {value}", call=call, what=what,
+                             value=shown(value))
             arr, problem = as_array(value, what)
             if problem:
-                return f"{call}: {problem}"
+                return t("{call}: {problem}", call=call, problem=problem)
             if arr.ndim != 1:
-                return f"{call}: {what} must be 1-D (one value per step), got shape {arr.shape}"
+                return t("{call}: {what} must be 1-D (one value per step), got shape {shape}", call=call, what=what,
+                         shape=arr.shape)
             arrays.append(arr)
         lrs, losses = arrays
         if len(lrs) != len(losses):
-            return f"{call}: {len(lrs)} learning rates but {len(losses)} losses: record one of each per step"
+            return t("{call}: {n_lrs} learning rates but {n_losses} losses: record one of each per step", call=call,
+                     n_lrs=len(lrs), n_losses=len(losses))
         exp_lrs, exp_losses = range_test_oracle(xs, ys, lr_start, factor, blowup, max_steps, w0, b0)
         n = len(exp_lrs)
         if len(lrs) and not math.isclose(lrs[0], lr_start, rel_tol=1e-9):
-            return f"{call}: the first step must use lr_start = {lr_start}, yours used {lrs[0]:.6g}"
+            return t("{call}: the first step must use lr_start = {lr_start}, yours used {used:.6g}", call=call,
+                     lr_start=lr_start, used=lrs[0])
         m = min(len(lrs), n)
         if not np.allclose(lrs[:m], exp_lrs[:m], rtol=1e-9):
             k = int(np.flatnonzero(~np.isclose(lrs[:m], exp_lrs[:m], rtol=1e-9))[0])
-            return f"{call}: step {k} should use lr = {exp_lrs[k]:.6g} (lr_start * factor**{k}), yours {lrs[k]:.6g}"
+            return t("{call}: step {step} should use lr = {expected:.6g} (lr_start * factor**{step}), yours {got:.6g}",
+                     call=call, step=k, expected=exp_lrs[k], got=lrs[k])
         const = range_test_oracle(xs, ys, lr_start, factor, blowup, max_steps, w0, b0, constant_lr=True)[1]
         frozen = np.allclose(losses[:m], const[:m], rtol=_LOSS_RTOL)
         if m > 2 and frozen and not np.allclose(losses[:m], exp_losses[:m], rtol=_LOSS_RTOL):
-            return (f"{call}: your losses are those of a constant lr = {lr_start}: the optimizer never used the new "
-                    "learning rates. In PyNative, optimizer.learning_rate.set_data(...) is ignored once the "
-                    "optimizer has stepped; ops.assign(optimizer.learning_rate, ...) works")
+            return t("{call}: your losses are those of a constant lr = {lr_start}: the optimizer never used the new "
+                     "learning rates. In PyNative, optimizer.learning_rate.set_data(...) is ignored once the "
+                     "optimizer has stepped; ops.assign(optimizer.learning_rate, ...) works", call=call,
+                     lr_start=lr_start)
         if not np.allclose(losses[:m], exp_losses[:m], rtol=_LOSS_RTOL, atol=1e-6):
             k = int(np.flatnonzero(~np.isclose(losses[:m], exp_losses[:m], rtol=_LOSS_RTOL, atol=1e-6))[0])
-            return (f"{call}: step {k} (lr {exp_lrs[k]:.4g}) should return the loss {exp_losses[k]:.6g}, yours "
-                    f"{losses[k]:.6g} (record the loss the train step returns: the loss before its update)")
+            return t("{call}: step {step} (lr {lr:.4g}) should return the loss {expected:.6g}, yours {got:.6g} "
+                     "(record the loss the train step returns: the loss before its update)", call=call, step=k,
+                     lr=exp_lrs[k], expected=exp_losses[k], got=losses[k])
         if len(lrs) > n:
-            why = ("the loss is not finite" if not math.isfinite(exp_losses[-1]) else
-                   f"its loss {exp_losses[-1]:.4g} is above {blowup} x the smallest so far, {min(exp_losses[:-1]):.4g}")
-            return (f"{call}: the test should stop after step {n - 1}, where {why}; yours went on to "
-                    f"{len(lrs)} steps")
+            why = (t("the loss is not finite") if not math.isfinite(exp_losses[-1]) else
+                   t("its loss {loss:.4g} is above {blowup} x the smallest so far, {smallest:.4g}",
+                     loss=exp_losses[-1], blowup=blowup, smallest=min(exp_losses[:-1])))
+            return t("{call}: the test should stop after step {last}, where {why}; yours went on to {n} steps",
+                     call=call, last=n - 1, why=why, n=len(lrs))
         if len(lrs) < n:
-            return (f"{call}: your test stopped after {len(lrs)} steps, but it should go on until a loss exceeds "
-                    f"{blowup} x the smallest so far (that was step {n - 1}, which is recorded too) or "
-                    f"max_steps = {max_steps} steps are done")
+            return t("{call}: your test stopped after {n} steps, but it should go on until a loss exceeds "
+                     "{blowup} x the smallest so far (that was step {last}, which is recorded too) or "
+                     "max_steps = {max_steps} steps are done", call=call, n=len(lrs), blowup=blowup, last=n - 1,
+                     max_steps=max_steps)
     return None
 
 
 range_test = ScaffoldExercise("06.2", _check_range_test, hints=[
-    "Each pass of the loop: put lr into the optimizer, take one step, record (lr, loss), decide whether to stop, "
-    "then grow lr. Section 4 shows the one way to put a new learning rate into an optimizer that has stepped.",
-    "ops.assign(optimizer.learning_rate, ms.Tensor(lr, ms.float32)) sets it; "
-    "loss = train_net(X, Y).asnumpy().item() takes the step; stop with "
-    "`if not np.isfinite(loss) or loss > blowup * min(losses): break` after appending; then lr = lr * factor.",
+    lazy("Each pass of the loop: put lr into the optimizer, take one step, record (lr, loss), decide whether to "
+         "stop, then grow lr. Section 4 shows the one way to put a new learning rate into an optimizer that has "
+         "stepped."),
+    lazy("ops.assign(optimizer.learning_rate, ms.Tensor(lr, ms.float32)) sets it; "
+         "loss = train_net(X, Y).asnumpy().item() takes the step; stop with "
+         "`if not np.isfinite(loss) or loss > blowup * min(losses): break` after appending; then lr = lr * factor."),
 ])
 
 
 # ---- predictions -------------------------------------------------------------------------------------------
 past_the_end = Prediction(
     "06.3",
-    "nn.SGD(params, learning_rate=[0.3, 0.2, 0.1]) gets a list of three learning rates. What happens at the "
-    "fourth training step?",
+    lazy("nn.SGD(params, learning_rate=[0.3, 0.2, 0.1]) gets a list of three learning rates. What happens at the "
+         "fourth training step?"),
     {
-        "a": ("it keeps using the last value, 0.1",
-              "that is what the LearningRateSchedule cells do (CosineDecayLR holds min_lr); a list does not: the "
-              "optimizer looks up list[global_step], and index 3 does not exist"),
-        "b": ("it starts again from the first value, 0.3",
-              "nothing wraps around: the optimizer looks up list[global_step] with Gather, and index 3 is out of "
-              "range"),
-        "c": ("it uses 0, so the weights stop moving",
-              "a silent 0 would freeze training without a word; MindSpore 2.10 on CPU checks the index "
-              "instead, and index 3 of a 3-value list is out of range"),
-        "d": ("the step raises an error",
-              "the optimizer looks up list[global_step] with Gather, and on CPU index 3 of a 3-value list raises "
-              "RuntimeError (in PyNative and in graph mode): make the list as long as the training"),
+        "a": (lazy("it keeps using the last value, 0.1"),
+              lazy("that is what the LearningRateSchedule cells do (CosineDecayLR holds min_lr); a list does not: the "
+                   "optimizer looks up list[global_step], and index 3 does not exist")),
+        "b": (lazy("it starts again from the first value, 0.3"),
+              lazy("nothing wraps around: the optimizer looks up list[global_step] with Gather, and index 3 is out of "
+                   "range")),
+        "c": (lazy("it uses 0, so the weights stop moving"),
+              lazy("a silent 0 would freeze training without a word; MindSpore 2.10 on CPU checks the index "
+                   "instead, and index 3 of a 3-value list is out of range")),
+        "d": (lazy("the step raises an error"),
+              lazy("the optimizer looks up list[global_step] with Gather, and on CPU index 3 of a 3-value list raises "
+                   "RuntimeError (in PyNative and in graph mode): make the list as long as the training")),
     },
     answer="d",
 )
 
 set_data_ignored = Prediction(
     "06.4",
-    "In PyNative mode, an nn.SGD optimizer with learning_rate=0.1 has taken two steps. Then "
-    "optimizer.learning_rate.set_data(ms.Tensor(0.01, ms.float32)). Which learning rate does the third step "
-    "use, and what does optimizer.learning_rate hold afterwards?",
+    lazy("In PyNative mode, an nn.SGD optimizer with learning_rate=0.1 has taken two steps. Then "
+         "optimizer.learning_rate.set_data(ms.Tensor(0.01, ms.float32)). Which learning rate does the third step "
+         "use, and what does optimizer.learning_rate hold afterwards?"),
     {
-        "a": ("0.01; it holds 0.01",
-              "that is what happens in graph mode, and what the name promises; in PyNative the step keeps the "
-              "value it was built with, and nothing warns you"),
-        "b": ("still 0.1; it holds 0.01",
-              "the Parameter's value changes (printing it shows 0.01), but the optimizer's update keeps using "
-              "the old one, and nothing warns you. ops.assign(optimizer.learning_rate, ...) works"),
-        "c": ("still 0.1; it holds 0.1 (set_data refused the change)",
-              "set_data does change the Parameter: reading it back shows 0.01, which is what makes the trap "
-              "silent"),
-        "d": ("set_data raises an error, because the optimizer has already stepped",
-              "nothing raises; the new value is stored and then ignored"),
+        "a": (lazy("0.01; it holds 0.01"),
+              lazy("that is what happens in graph mode, and what the name promises; in PyNative the step keeps the "
+                   "value it was built with, and nothing warns you")),
+        "b": (lazy("still 0.1; it holds 0.01"),
+              lazy("the Parameter's value changes (printing it shows 0.01), but the optimizer's update keeps using "
+                   "the old one, and nothing warns you. ops.assign(optimizer.learning_rate, ...) works")),
+        "c": (lazy("still 0.1; it holds 0.1 (set_data refused the change)"),
+              lazy("set_data does change the Parameter: reading it back shows 0.01, which is what makes the trap "
+                   "silent")),
+        "d": (lazy("set_data raises an error, because the optimizer has already stepped"),
+              lazy("nothing raises; the new value is stored and then ignored")),
     },
     answer="b",
 )

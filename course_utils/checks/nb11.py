@@ -16,8 +16,15 @@ import numpy as np
 
 from course_utils.data import make_linear_data
 from course_utils.exercises import NONE_HINT, Exercise, Prediction
+from course_utils.messages import lazy, t
 
 LR, MOMENTUM = 0.1, 0.9  # the optimizer of notebook 11's resume section
+CASE_NAMES = {  # 11.1's checkpoint files, as a message names them (the keys are what the code compares)
+    "complete": lazy("complete"),
+    "with optimizer state": lazy("with optimizer state"),
+    "missing dense.bias": lazy("missing dense.bias"),
+    "saved under another prefix (backbone.dense.*)": lazy("saved under another prefix (backbone.dense.*)"),
+}
 
 
 def _one_dense_net():
@@ -47,7 +54,7 @@ def _weights(net):
 
 def _check_load_or_fail(answer):
     if not callable(answer):
-        return f"expected a function load_or_fail(net, path), got {type(answer).__name__}"
+        return t("expected a function load_or_fail(net, path), got {kind}", kind=type(answer).__name__)
     w, b = np.array([[1.5]], np.float32), np.array([-0.25], np.float32)
     optimizer_state = {"moments.dense.weight": np.array([[0.1]], np.float32),
                        "moments.dense.bias": np.array([0.2], np.float32),
@@ -68,10 +75,12 @@ def _check_load_or_fail(answer):
             try:
                 answer(net, paths[name])
             except Exception as exc:
-                return (f"loading the checkpoint '{name}' raised {type(exc).__name__}: {exc}. Entries of the file "
-                        f"that the net does not need (ckpt_not_loaded) are fine; only params_not_loaded matters")
+                return t("loading the checkpoint '{name}' raised {error}: {exc}. Entries of the file that the net "
+                         "does not need (ckpt_not_loaded) are fine; only params_not_loaded matters",
+                         name=t(CASE_NAMES[name]), error=type(exc).__name__, exc=exc)
             if _weights(net) != (1.5, -0.25):
-                return f"after loading the checkpoint '{name}' the net holds {_weights(net)}, not (1.5, -0.25)"
+                return t("after loading the checkpoint '{name}' the net holds {weights}, not (1.5, -0.25)",
+                         name=t(CASE_NAMES[name]), weights=_weights(net))
         for name, missing in (("missing dense.bias", ["dense.bias"]),
                               ("saved under another prefix (backbone.dense.*)", ["dense.weight", "dense.bias"])):
             try:
@@ -79,12 +88,16 @@ def _check_load_or_fail(answer):
             except ValueError as exc:
                 absent = [m for m in missing if m not in str(exc)]
                 if absent:
-                    return f"for the checkpoint '{name}', the ValueError should name {absent}; it says: {exc}"
+                    return t("for the checkpoint '{name}', the ValueError should name {absent}; it says: {exc}",
+                             name=t(CASE_NAMES[name]), absent=absent, exc=exc)
             except Exception as exc:
-                return f"for the checkpoint '{name}', raise ValueError, not {type(exc).__name__}: {exc}"
+                return t("for the checkpoint '{name}', raise ValueError, not {error}: {exc}",
+                         name=t(CASE_NAMES[name]), error=type(exc).__name__, exc=exc)
             else:
-                hint = " (without strict_load=True, names are matched by suffix)" if "prefix" in name else ""
-                return f"the checkpoint '{name}' loaded without an error{hint}"
+                if "prefix" in name:
+                    return t("the checkpoint '{name}' loaded without an error (without strict_load=True, names are "
+                             "matched by suffix)", name=t(CASE_NAMES[name]))
+                return t("the checkpoint '{name}' loaded without an error", name=t(CASE_NAMES[name]))
     return None
 
 
@@ -101,7 +114,7 @@ def _oracle(w, b, vw, vb, steps):
 
 def _check_resume(answer):
     if not callable(answer):
-        return f"expected a function resume(path, steps), got {type(answer).__name__}"
+        return t("expected a function resume(path, steps), got {kind}", kind=type(answer).__name__)
     k, steps = 9, 12
     w, b, vw, vb = _oracle(0.3, 0.1, 0.0, 0.0, k)  # the state after k steps, moments included
     entries = {"dense.weight": np.array([[w]], np.float32), "dense.bias": np.array([b], np.float32),
@@ -113,64 +126,67 @@ def _check_resume(answer):
         _save(path, entries)
         net = answer(path, steps)
     if not hasattr(net, "parameters_dict"):
-        none = f". {NONE_HINT}" if net is None else ""
-        return f"resume should return the trained net (a Cell), got {type(net).__name__}{none}"
+        if net is None:
+            return t("resume should return the trained net (a Cell), got {kind}. {hint}", kind=type(net).__name__,
+                     hint=t(NONE_HINT))
+        return t("resume should return the trained net (a Cell), got {kind}", kind=type(net).__name__)
     names = net.parameters_dict()
     if "dense.weight" not in names or "dense.bias" not in names:
-        return f"the returned cell has no dense.weight/dense.bias parameters, only {sorted(names)}"
+        return t("the returned cell has no dense.weight/dense.bias parameters, only {names}", names=sorted(names))
     got = np.array(_weights(net))
     expected = np.array(_oracle(w, b, vw, vb, steps)[:2])
     if np.allclose(got, expected, rtol=0, atol=1e-5):
         return None
     if np.allclose(got, _oracle(w, b, 0.0, 0.0, steps)[:2], rtol=0, atol=1e-5):
-        return ("you restored the weights but not the optimizer's moments: load the checkpoint into the "
-                "train cell (it holds the optimizer), not only into the net")
+        return t("you restored the weights but not the optimizer's moments: load the checkpoint into the "
+                 "train cell (it holds the optimizer), not only into the net")
     if np.allclose(got, [w, b], rtol=0, atol=1e-6):
-        return "the weights are those of the checkpoint: did you train `steps` more steps?"
-    return (f"after {steps} more steps, expected w={expected[0]:.5f}, b={expected[1]:.5f}, "
-            f"got w={got[0]:.5f}, b={got[1]:.5f} (lr {LR}, momentum {MOMENTUM}, full batch of the course data?)")
+        return t("the weights are those of the checkpoint: did you train `steps` more steps?")
+    return t("after {steps} more steps, expected w={want_w:.5f}, b={want_b:.5f}, got w={got_w:.5f}, b={got_b:.5f} "
+             "(lr {lr}, momentum {momentum}, full batch of the course data?)", steps=steps, want_w=expected[0],
+             want_b=expected[1], got_w=got[0], got_b=got[1], lr=LR, momentum=MOMENTUM)
 
 
 load_or_fail = Exercise("11.1", _check_load_or_fail, hints=[
-    "load_param_into_net does not raise for a missing key: look at what it returns",
-    "ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns (params_not_loaded, "
-    "ckpt_not_loaded); only the first list means the net is incomplete",
+    lazy("load_param_into_net does not raise for a missing key: look at what it returns"),
+    lazy("ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns (params_not_loaded, "
+         "ckpt_not_loaded); only the first list means the net is incomplete"),
 ])
 resume = Exercise("11.2", _check_resume, hints=[
-    "an exact resume needs the optimizer's state too, and the same hyper-parameters as the first run",
-    "build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and TrainOneStepCell, load the "
-    "checkpoint into the train cell before its first step, then call it `steps` times on (X, Y)",
+    lazy("an exact resume needs the optimizer's state too, and the same hyper-parameters as the first run"),
+    lazy("build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and TrainOneStepCell, load "
+         "the checkpoint into the train cell before its first step, then call it `steps` times on (X, Y)"),
 ])
 
 missing_key = Prediction(
     "11.3",
-    "A checkpoint holds dense.weight but no dense.bias. You load it into a fresh MinimalNet with "
-    "ms.load_param_into_net(net, ckpt, strict_load=True). What happens?",
-    {"a": ("an error naming dense.bias: strict_load refuses an incomplete file",
-           "the name promises it, but strict_load is about how names are matched (exactly, not by suffix), not "
-           "about completeness. A missing parameter is only reported, in the first list returned"),
-     "b": ("no error: the weight is loaded, the bias keeps its initial value, and the call returns "
-           "(['dense.bias'], [])",
-           "load_param_into_net never raises for a missing key, strict or not: it returns (params_not_loaded, "
-           "ckpt_not_loaded), and only reading the first list tells you that the bias is still its initial value. "
-           "That is why exercise 11.1 checks it"),
-     "c": ("nothing is loaded: a file that does not cover the whole net is skipped, and both keep their initial "
-           "values",
-           "loading is entry by entry: every parameter that has an entry gets its value, here the weight. Only "
-           "the bias is left as it was")},
+    lazy("A checkpoint holds dense.weight but no dense.bias. You load it into a fresh MinimalNet with "
+         "ms.load_param_into_net(net, ckpt, strict_load=True). What happens?"),
+    {"a": (lazy("an error naming dense.bias: strict_load refuses an incomplete file"),
+           lazy("the name promises it, but strict_load is about how names are matched (exactly, not by suffix), "
+                "not about completeness. A missing parameter is only reported, in the first list returned")),
+     "b": (lazy("no error: the weight is loaded, the bias keeps its initial value, and the call returns "
+                "(['dense.bias'], [])"),
+           lazy("load_param_into_net never raises for a missing key, strict or not: it returns (params_not_loaded, "
+                "ckpt_not_loaded), and only reading the first list tells you that the bias is still its initial "
+                "value. That is why exercise 11.1 checks it")),
+     "c": (lazy("nothing is loaded: a file that does not cover the whole net is skipped, and both keep their "
+                "initial values"),
+           lazy("loading is entry by entry: every parameter that has an entry gets its value, here the weight. "
+                "Only the bias is left as it was"))},
     answer="b")
 flipped_bit = Prediction(
     "11.4",
-    "One bit of the stored weight in net.ckpt (saved without crc_check) is flipped: the lowest exponent bit, which "
-    "doubles or halves the number. What does ms.load_checkpoint('flipped.ckpt') do?",
-    {"a": ("it raises ValueError: the file may be corrupted",
-           "that is what a truncated file gives, because its structure no longer parses. A flipped bit inside a "
-           "number leaves the structure intact, and a .ckpt saved without a checksum has nothing to compare the "
-           "value with"),
-     "b": ("it loads without an error or a warning, with the weight doubled or halved",
-           "the file is still a valid protobuf message, and the 4 bytes of the weight are just another float32. "
-           "Only a checksum, saved and checked (crc_check=True on both sides), notices the change"),
-     "c": ("it loads, with a warning that the checksum does not match",
-           "a .ckpt has a checksum only when it was saved with crc_check=True; this one has none, so there is "
-           "nothing to mismatch and nothing to warn about")},
+    lazy("One bit of the stored weight in net.ckpt (saved without crc_check) is flipped: the lowest exponent bit, "
+         "which doubles or halves the number. What does ms.load_checkpoint('flipped.ckpt') do?"),
+    {"a": (lazy("it raises ValueError: the file may be corrupted"),
+           lazy("that is what a truncated file gives, because its structure no longer parses. A flipped bit inside "
+                "a number leaves the structure intact, and a .ckpt saved without a checksum has nothing to compare "
+                "the value with")),
+     "b": (lazy("it loads without an error or a warning, with the weight doubled or halved"),
+           lazy("the file is still a valid protobuf message, and the 4 bytes of the weight are just another "
+                "float32. Only a checksum, saved and checked (crc_check=True on both sides), notices the change")),
+     "c": (lazy("it loads, with a warning that the checksum does not match"),
+           lazy("a .ckpt has a checksum only when it was saved with crc_check=True; this one has none, so there is "
+                "nothing to mismatch and nothing to warn about"))},
     answer="b")

@@ -10,13 +10,14 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
+from course_utils.messages import lazy, t
 
 
 def _scalar(value, what):
     """A learner's scalar (Tensor, numpy value or float) as a Python float, or a message saying why not."""
     if isinstance(value, (tuple, list)):
-        return None, (f"{what} should be one number (a scalar Tensor or a float), "
-                      f"got a {type(value).__name__} of {len(value)}")
+        return None, t("{what} should be one number (a scalar Tensor or a float), got a {kind} of {n}", what=what,
+                       kind=type(value).__name__, n=len(value))
     return as_number(value, what)
 
 
@@ -48,47 +49,52 @@ def _check_clip_by_hand(answer):
     from mindspore import Tensor
 
     if not callable(answer) or isinstance(answer, type):
-        return f"expected your function clip_by_hand(grads, max_norm=1.0), got {shown(answer)}"
+        return t("expected your function clip_by_hand(grads, max_norm=1.0), got {answer}", answer=shown(answer))
     for grads, max_norm in clip_cases():
         limit = 1.0 if max_norm is None else max_norm
         args = (tuple(Tensor(g) for g in grads),) + (() if max_norm is None else (max_norm,))
         out = answer(*args)
         if out is ...:
-            return "your function still returns `...`: replace each `...` with the lesson's code"
+            return t("your function still returns `...`: replace each `...` with the lesson's code")
         if out is None:
-            return f"your function returned None. {NONE_HINT}"
+            return t("your function returned None. {hint}", hint=t(NONE_HINT))
         if not isinstance(out, (tuple, list)):
-            return (f"expected a tuple of clipped gradients, one per input tensor, got {shown(out)}"
-                    " (return the tuple, not the norm)")
+            return t("expected a tuple of clipped gradients, one per input tensor, got {value} (return the tuple, "
+                     "not the norm)", value=shown(out))
         if len(out) != len(grads):
-            return f"{len(grads)} gradients went in, {len(out)} came out: return one clipped tensor per gradient"
+            return t("{n_in} gradients went in, {n_out} came out: return one clipped tensor per gradient",
+                     n_in=len(grads), n_out=len(out))
         got = []
         for i, (value, g) in enumerate(zip(out, grads)):
-            arr, problem = as_array(value, f"clipped gradient {i}")
+            arr, problem = as_array(value, t("clipped gradient {i}", i=i))
             if problem:
                 return problem
             if arr.shape != g.shape:
-                return f"clipped gradient {i} has shape {arr.shape}, the gradient had {g.shape}: keep each shape"
+                return t("clipped gradient {i} has shape {shape}, the gradient had {expected}: keep each shape", i=i,
+                         shape=arr.shape, expected=g.shape)
             if not np.all(np.isfinite(arr)):
-                return f"clipped gradient {i} holds NaN or inf"
+                return t("clipped gradient {i} holds NaN or inf", i=i)
             got.append(arr)
         expected, norm = _np_global_clip(grads, limit)
         if all(np.allclose(a, e, rtol=1e-5, atol=1e-7) for a, e in zip(got, expected)):
             continue
         call = "clip_by_hand(grads)" if max_norm is None else f"clip_by_hand(grads, {max_norm})"
-        where = f"{call} for {len(grads)} gradients of global norm {norm:.4f}"
+        where = t("{call} for {n} gradients of global norm {norm:.4f}", call=call, n=len(grads), norm=norm)
         per_tensor = [g * min(1.0, limit / max(np.linalg.norm(g), 1e-30)) for g in grads]
         if norm < limit and all(np.allclose(a, g * limit / norm, rtol=1e-5) for a, g in zip(got, grads)):
-            return (f"{where}: they are already shorter than max_norm = {limit} and must come back unchanged; "
-                    f"you scaled them up to length {limit} (the factor is min(1, max_norm / norm))")
+            return t("{where}: they are already shorter than max_norm = {limit} and must come back unchanged; "
+                     "you scaled them up to length {limit} (the factor is min(1, max_norm / norm))", where=where,
+                     limit=limit)
         if norm > limit and all(np.allclose(a, g, rtol=1e-6) for a, g in zip(got, grads)):
-            return f"{where}: they came back unchanged, but their global norm is above max_norm = {limit}"
+            return t("{where}: they came back unchanged, but their global norm is above max_norm = {limit}",
+                     where=where, limit=limit)
         if len(grads) > 1 and all(np.allclose(a, p, rtol=1e-5, atol=1e-7) for a, p in zip(got, per_tensor)):
-            return (f"{where}: you clipped each tensor on its own, which changes the direction of the update; "
-                    "scale all of them by one factor computed from the global norm")
+            return t("{where}: you clipped each tensor on its own, which changes the direction of the update; "
+                     "scale all of them by one factor computed from the global norm", where=where)
         length = np.sqrt(sum(np.sum(a * a) for a in got))
-        return (f"{where}: the clipped gradients should have global norm {min(norm, limit):.4f}, yours have "
-                f"{length:.4f} (first entries: expected {expected[0].ravel()[0]:.5f}, got {got[0].ravel()[0]:.5f})")
+        return t("{where}: the clipped gradients should have global norm {norm:.4f}, yours have {length:.4f} "
+                 "(first entries: expected {expected:.5f}, got {got:.5f})", where=where, norm=min(norm, limit),
+                 length=length, expected=expected[0].ravel()[0], got=got[0].ravel()[0])
     return None
 
 
@@ -127,8 +133,8 @@ def _check_clip_step(answer):
 
     if not (isinstance(answer, type) and issubclass(answer, nn.TrainOneStepCell)):
         if isinstance(answer, nn.TrainOneStepCell):
-            return "pass the class itself (answer = ClipAndReturn), not an instance of it"
-        return f"expected a subclass of nn.TrainOneStepCell, got {shown(answer)}"
+            return t("pass the class itself (answer = ClipAndReturn), not an instance of it")
+        return t("expected a subclass of nn.TrainOneStepCell, got {answer}", answer=shown(answer))
     xs, ys = _clip_data()
     x64, y64 = xs[:, 0].astype(np.float64), ys[:, 0].astype(np.float64)
     w, b = _CLIP_START
@@ -138,23 +144,30 @@ def _check_clip_step(answer):
     for i in range(_CLIP_STEPS):
         out = step(Tensor(xs), Tensor(ys))
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            return f"construct must return (loss, norm), got {shown(out)}" + (f". {NONE_HINT}" if out is None else "")
-        loss, problem = _scalar(out[0], "the loss")
-        norm, problem = (None, problem) if problem else _scalar(out[1], "the norm")
+            if out is None:
+                return t("construct must return (loss, norm), got {value}. {hint}", value=shown(out),
+                         hint=t(NONE_HINT))
+            return t("construct must return (loss, norm), got {value}", value=shown(out))
+        loss, problem = _scalar(out[0], t("the loss"))
+        norm, problem = (None, problem) if problem else _scalar(out[1], t("the norm"))
         if problem:
             return problem
         exp_loss, exp_norm, w, b = _np_clip_step(w, b, x64, y64, _CLIP_LR, _CLIP_MAX_NORM)
-        where = f"with max_norm={_CLIP_MAX_NORM}, step {i + 1} (its gradient norm is {exp_norm:.4f})"
+        where = t("with max_norm={max_norm}, step {step} (its gradient norm is {norm:.4f})", max_norm=_CLIP_MAX_NORM,
+                  step=i + 1, norm=exp_norm)
         if not np.isclose(loss, exp_loss, rtol=1e-4):
-            return f"{where}: the returned loss is {loss:.6f}, expected {exp_loss:.6f}"
+            return t("{where}: the returned loss is {loss:.6f}, expected {expected:.6f}", where=where, loss=loss,
+                     expected=exp_loss)
         if not np.isclose(norm, exp_norm, rtol=1e-4):
-            hint = " (return the norm before clipping)" if np.isclose(norm, _CLIP_MAX_NORM, rtol=1e-4) else ""
-            return f"{where}: the returned norm is {norm:.6f}, expected {exp_norm:.6f}{hint}"
+            hint = t(" (return the norm before clipping)") if np.isclose(norm, _CLIP_MAX_NORM, rtol=1e-4) else ""
+            return t("{where}: the returned norm is {norm:.6f}, expected {expected:.6f}{hint}", where=where, norm=norm,
+                     expected=exp_norm, hint=hint)
         got_w = float(net.weight.asnumpy().reshape(-1)[0])
         got_b = float(net.bias.asnumpy().reshape(-1)[0])
         if not (np.isclose(got_w, w, rtol=1e-4, atol=1e-6) and np.isclose(got_b, b, rtol=1e-4, atol=1e-6)):
-            return (f"{where}: after the update w, b = {got_w:.6f}, {got_b:.6f}, expected {w:.6f}, {b:.6f} "
-                    f"(clip all gradients together with ops.clip_by_global_norm, then call self.optimizer)")
+            return t("{where}: after the update w, b = {got_w:.6f}, {got_b:.6f}, expected {w:.6f}, {b:.6f} "
+                     "(clip all gradients together with ops.clip_by_global_norm, then call self.optimizer)",
+                     where=where, got_w=got_w, got_b=got_b, w=w, b=b)
     return None
 
 
@@ -165,8 +178,8 @@ def _check_mae(answer):
 
     if not (isinstance(answer, type) and issubclass(answer, nn.LossBase)):
         if isinstance(answer, nn.LossBase):
-            return "pass the class itself (answer = MAE), not an instance of it"
-        return f"expected a subclass of nn.LossBase, got {shown(answer)}"
+            return t("pass the class itself (answer = MAE), not an instance of it")
+        return t("expected a subclass of nn.LossBase, got {answer}", answer=shown(answer))
     rng = np.random.default_rng(3)
     reducers = {"mean": np.mean, "sum": np.sum, "none": lambda a: a}
     mode = ms.get_context("mode")
@@ -178,73 +191,75 @@ def _check_mae(answer):
             errors = np.abs(pred.astype(np.float64) - target)
             for reduction, reduce in reducers.items():
                 loss_fn = answer() if reduction == "mean" else answer(reduction=reduction)
-                got, problem = as_array(loss_fn(Tensor(pred), Tensor(target)), "the loss")
+                got, problem = as_array(loss_fn(Tensor(pred), Tensor(target)), t("the loss"))
                 if problem:
                     return problem
                 expected = reduce(errors)
-                where = f"with reduction={reduction!r} and inputs of shape {shape}"
+                where = t("with reduction={reduction!r} and inputs of shape {shape}", reduction=reduction, shape=shape)
                 if got.shape != np.shape(expected):
-                    return (f"{where} expected a result of shape {np.shape(expected)}, got {got.shape} "
-                            f"(end construct with self.get_loss(...), which applies the reduction)")
+                    return t("{where} expected a result of shape {expected}, got {shape} (end construct with "
+                             "self.get_loss(...), which applies the reduction)", where=where,
+                             expected=np.shape(expected), shape=got.shape)
                 if not np.allclose(got, expected, rtol=1e-5):
                     hint = ""
                     if reduction != "mean" and np.allclose(got, np.mean(errors), rtol=1e-5):
-                        hint = " (that is the mean: let self.get_loss(...) apply the reduction)"
-                    return (f"{where} expected {np.round(expected, 5).tolist()}, "
-                            f"got {np.round(got, 5).tolist()}{hint}")
+                        hint = t(" (that is the mean: let self.get_loss(...) apply the reduction)")
+                    return t("{where} expected {expected}, got {got}{hint}", where=where,
+                             expected=np.round(expected, 5).tolist(), got=np.round(got, 5).tolist(), hint=hint)
     finally:
         ms.set_context(mode=mode)
     return None
 
 
 global_norm = ScaffoldExercise("07.1", _check_clip_by_hand, hints=[
-    "two steps: one global norm for all the gradients together, then one factor that multiplies every gradient",
-    "the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
-    "min(1, max_norm / norm), so gradients shorter than max_norm stay as they are",
-    "norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
-    "return tuple(g * scale for g in grads)",
+    lazy("two steps: one global norm for all the gradients together, then one factor that multiplies every "
+         "gradient"),
+    lazy("the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
+         "min(1, max_norm / norm), so gradients shorter than max_norm stay as they are"),
+    lazy("norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
+         "return tuple(g * scale for g in grads)"),
 ])
 clip_step = Exercise("07.2", _check_clip_step, hints=[
-    "section 4's ClipStep already clips; what it must also hand back is the norm before clipping",
-    "start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning a "
-    "Parameter",
+    lazy("section 4's ClipStep already clips; what it must also hand back is the norm before clipping"),
+    lazy("start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning "
+         "a Parameter"),
 ])
 mae_loss = Exercise("07.3", _check_mae, hints=[
-    "a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)",
-    "like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct returns "
-    "self.get_loss(ops.abs(logits - labels))",
+    lazy("a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)"),
+    lazy("like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct "
+         "returns self.get_loss(ops.abs(logits - labels))"),
 ])
 
 clip_direction = Prediction(
-    "07.5",
-    "Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through ops.clip_by_global_norm(grads, 1.0). "
-    "What comes out?",
-    {"a": ("(1.0, 0.4): each gradient is cut to at most 1",
-           "that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is tempting "
-           "because 'clip' sounds like cutting each number, but it would change the direction of the update: the "
-           "ratio dL/dw : dL/db would go from 7.5 to 2.5. clip_by_global_norm scales all gradients by one factor"),
-     "b": ("(0.991, 0.132): both divided by the global norm, so the direction stays and the length becomes 1",
-           "one factor, max_norm / norm = 1 / 3.03, multiplies every gradient: the update points the same way as "
-           "the gradient, it is only shorter. Below max_norm the factor is 1 and nothing changes"),
-     "c": ("(1.0, 0.133): everything divided by the largest entry, so the largest becomes 1",
-           "that would bound the largest entry (an L-infinity clip), a plausible reading of 'clip to 1.0'. "
-           "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = 1")},
+    "07.5", lazy("Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through "
+                 "ops.clip_by_global_norm(grads, 1.0). What comes out?"),
+    {"a": (lazy("(1.0, 0.4): each gradient is cut to at most 1"),
+           lazy("that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is "
+                "tempting because 'clip' sounds like cutting each number, but it would change the direction of the "
+                "update: the ratio dL/dw : dL/db would go from 7.5 to 2.5. clip_by_global_norm scales all gradients "
+                "by one factor")),
+     "b": (lazy("(0.991, 0.132): both divided by the global norm, so the direction stays and the length becomes 1"),
+           lazy("one factor, max_norm / norm = 1 / 3.03, multiplies every gradient: the update points the same way as "
+                "the gradient, it is only shorter. Below max_norm the factor is 1 and nothing changes")),
+     "c": (lazy("(1.0, 0.133): everything divided by the largest entry, so the largest becomes 1"),
+           lazy("that would bound the largest entry (an L-infinity clip), a plausible reading of 'clip to 1.0'. "
+                "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = "
+                "1"))},
     answer="b")
 attribute_in_graph = Prediction(
-    "07.4",
-    "In graph mode, AttributeStep assigns the gradient norm to a plain attribute, self.grad_norm, inside construct. "
-    "After each of five training steps you read step.grad_norm. What do you see?",
-    {"a": ("the norm of each step, falling as training goes on",
-           "that is what PyNative mode gives, where construct runs as Python at every call; the cell below shows it. "
-           "In graph mode construct runs as Python only once, while it is compiled"),
-     "b": ("the first step's norm, five times",
-           "construct is compiled into a graph on the first call; the Python assignment to self.grad_norm runs "
-           "during that compilation and is not part of the graph, so later steps never update it. No error, no "
-           "warning: return the value or keep it in a Parameter written with ops.assign"),
-     "c": ("0, the value set in __init__",
-           "the assignment does run once, while the graph is compiled on the first call, so the attribute does "
-           "change from 0; it is the later steps that never update it"),
-     "d": ("an error: graph mode cannot assign attributes in construct",
-           "graph mode refuses some Python (try, del, yield: notebook 08), but an attribute assignment compiles "
-           "without a word, which is what makes this trap silent")},
+    "07.4", lazy("In graph mode, AttributeStep assigns the gradient norm to a plain attribute, self.grad_norm, inside "
+                 "construct. After each of five training steps you read step.grad_norm. What do you see?"),
+    {"a": (lazy("the norm of each step, falling as training goes on"),
+           lazy("that is what PyNative mode gives, where construct runs as Python at every call; the cell below shows "
+                "it. In graph mode construct runs as Python only once, while it is compiled")),
+     "b": (lazy("the first step's norm, five times"),
+           lazy("construct is compiled into a graph on the first call; the Python assignment to self.grad_norm runs "
+                "during that compilation and is not part of the graph, so later steps never update it. No error, no "
+                "warning: return the value or keep it in a Parameter written with ops.assign")),
+     "c": (lazy("0, the value set in __init__"),
+           lazy("the assignment does run once, while the graph is compiled on the first call, so the attribute does "
+                "change from 0; it is the later steps that never update it")),
+     "d": (lazy("an error: graph mode cannot assign attributes in construct"),
+           lazy("graph mode refuses some Python (try, del, yield: notebook 08), but an attribute assignment compiles "
+                "without a word, which is what makes this trap silent"))},
     answer="b")

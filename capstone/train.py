@@ -1,4 +1,22 @@
-"""Train the capstone classifier from the command line.
+"""Train the capstone classifier from the command line: USAGE below (what --help prints) gives the options,
+the files a run writes and the exit codes."""
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file by msrun: make `capstone` and `course_utils` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from course_utils.messages import lazy, t  # noqa: E402 (after the path above; it imports nothing heavy)
+
+USAGE = lazy("""Train the capstone classifier from the command line.
 
     python -m capstone.train --ckpt-dir DIR [--config FILE] [--epochs N] [--mode graph|pynative]
                              [--amp O0|O1|O2|O3] [--workers N [--nodes K]] [--overwrite] [--quiet]
@@ -22,17 +40,7 @@ Exit codes:
      files, cannot be created, or (--resume) holds no run to resume; nothing is written
   4  training diverged (the loss became NaN or inf): training stops, report.json is still written
      (valid JSON, with "diverged": true and null for non-finite numbers)
-"""
-
-import argparse
-import json
-import math
-import os
-import re
-import statistics
-import sys
-import time
-from pathlib import Path
+""")
 
 os.environ.setdefault("GLOG_v", "3")  # before importing mindspore: keep the console readable
 
@@ -43,16 +51,16 @@ _RUN_FILE = re.compile(r"^(best\.ckpt|last\.ckpt|config\.yaml|history\.json|repo
 # The scored challenge (--rubric prints it; report.json carries the score).
 THRESHOLD = 0.95  # held-out (test) accuracy a run must reach to score at all
 REF_PARAMETERS, REF_SECONDS = 1251, 5.0  # the default configuration: 1251 parameters, about 5 s here
-RUBRIC = f"""The capstone challenge
-  1. Accuracy gate: held-out test accuracy (report.json "test_accuracy") must be >= {THRESHOLD:.2f};
+RUBRIC = lazy("""The capstone challenge
+  1. Accuracy gate: held-out test accuracy (report.json "test_accuracy") must be >= {threshold:.2f};
      below it the score is 0.
-  2. Then smaller and faster wins: score = 100 * sqrt({REF_PARAMETERS} / parameters) * sqrt({REF_SECONDS:g} /
+  2. Then smaller and faster wins: score = 100 * sqrt({ref_parameters} / parameters) * sqrt({ref_seconds:g} /
      train_seconds). The default configuration scores about 100; halving the parameters or the training
      time multiplies the score by 1.41.
   3. Rules: change only the configuration file (any key), train with `python -m capstone.train --config
      FILE --ckpt-dir DIR` on the machine everyone uses, and hand in DIR/report.json. The data keys
      (data.*) must stay at their defaults: the held-out set is the same for everyone.
-"""
+""")  # printed by --rubric with THRESHOLD, REF_PARAMETERS and REF_SECONDS filled in
 
 
 class CkptDirError(ValueError):
@@ -70,27 +78,27 @@ def prepare_ckpt_dir(ckpt_dir, overwrite=False):
     """Check ``ckpt_dir`` and return it as a Path: created if new; an earlier run's files deleted only
     with ``overwrite``. Raises CkptDirError saying why a directory cannot be used."""
     if not isinstance(ckpt_dir, (str, Path)) or not str(ckpt_dir).strip():
-        raise CkptDirError(f"--ckpt-dir must name a directory, got {ckpt_dir!r} (an empty path would write "
-                           f"into the current directory)")
+        raise CkptDirError(t("--ckpt-dir must name a directory, got {ckpt_dir!r} (an empty path would write "
+                             "into the current directory)", ckpt_dir=ckpt_dir))
     path = Path(ckpt_dir)
     if path.exists() and not path.is_dir():
-        raise CkptDirError(f"--ckpt-dir {path} is a file, not a directory")
+        raise CkptDirError(t("--ckpt-dir {path} is a file, not a directory", path=path))
     if path.is_dir():
         names = sorted(entry.name for entry in path.iterdir())
         others = [name for name in names if not _RUN_FILE.match(name)]
         if others:
-            raise CkptDirError(f"--ckpt-dir {path} holds files that are not from a capstone run "
-                               f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): choose a new or "
-                               f"empty directory")
+            raise CkptDirError(t("--ckpt-dir {path} holds files that are not from a capstone run ({files}): "
+                                 "choose a new or empty directory", path=path,
+                                 files=", ".join(others[:3]) + (", ..." if len(others) > 3 else "")))
         if names and not overwrite:
-            raise CkptDirError(f"--ckpt-dir {path} already holds a run: pass --overwrite to replace it, "
-                               f"--resume {path} to continue it, or choose a new directory")
+            raise CkptDirError(t("--ckpt-dir {path} already holds a run: pass --overwrite to replace it, "
+                                 "--resume {path} to continue it, or choose a new directory", path=path))
         for name in names:
             (path / name).unlink()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise CkptDirError(f"cannot create --ckpt-dir {path}: {exc}") from None
+        raise CkptDirError(t("cannot create --ckpt-dir {path}: {error}", path=path, error=exc)) from None
     return path
 
 
@@ -98,17 +106,18 @@ def resumable(run_dir):
     """The epoch to resume ``run_dir`` from; raises CkptDirError if it holds no run to resume."""
     path = Path(run_dir)
     if not path.is_dir():
-        raise CkptDirError(f"--resume {path}: no such directory")
+        raise CkptDirError(t("--resume {path}: no such directory", path=path))
     for name in ("config.yaml", "last.ckpt", "history.json"):
         if not (path / name).is_file():
-            raise CkptDirError(f"--resume {path}: it holds no {name}, so no run to resume (start one with "
-                               f"--ckpt-dir)")
+            raise CkptDirError(t("--resume {path}: it holds no {name}, so no run to resume (start one with "
+                                 "--ckpt-dir)", path=path, name=name))
     import mindspore as ms
 
     try:
         return int(ms.load_checkpoint(str(path / "last.ckpt"), choice_func=lambda name: name == "epoch")["epoch"])
     except (ValueError, RuntimeError, KeyError, OSError) as exc:
-        raise CkptDirError(f"--resume {path}: last.ckpt cannot be read ({str(exc).splitlines()[0]})") from None
+        raise CkptDirError(t("--resume {path}: last.ckpt cannot be read ({error})", path=path,
+                             error=str(exc).splitlines()[0])) from None
 
 
 def build(config, num_shards=1, shard_id=0, first_epoch=0):
@@ -120,20 +129,20 @@ def build(config, num_shards=1, shard_id=0, first_epoch=0):
     from capstone.data import EpochBatches, load_splits
     from capstone.model import MLP
 
-    d, m, t = config["data"], config["model"], config["train"]
-    ms.set_seed(t["seed"])
+    d, m, tr = config["data"], config["model"], config["train"]
+    ms.set_seed(tr["seed"])
     splits = load_splits(d)
     x, y = splits["train"]
-    source = EpochBatches(x, y, t["batch_size"], t["seed"], first_epoch, num_shards, shard_id)
+    source = EpochBatches(x, y, tr["batch_size"], tr["seed"], first_epoch, num_shards, shard_id)
     train_set = ds.GeneratorDataset(source, ["x", "y"], shuffle=False)
     val_set = ds.NumpySlicesDataset({"x": splits["val"][0], "y": splits["val"][1]}, shuffle=False).batch(d["n_val"])
     net = MLP(m["hidden"], m["layers"], d["classes"])
-    if t["amp"] != "O0":
-        net = ms.amp.auto_mixed_precision(net, t["amp"])
-    params, lr, wd = net.trainable_params(), t["learning_rate"], t["weight_decay"]
-    if t["optimizer"] == "adam":
+    if tr["amp"] != "O0":
+        net = ms.amp.auto_mixed_precision(net, tr["amp"])
+    params, lr, wd = net.trainable_params(), tr["learning_rate"], tr["weight_decay"]
+    if tr["optimizer"] == "adam":
         optimizer = nn.Adam(params, lr, weight_decay=wd)
-    elif t["optimizer"] == "momentum":
+    elif tr["optimizer"] == "momentum":
         optimizer = nn.Momentum(params, lr, 0.9, weight_decay=wd)
     else:
         optimizer = nn.SGD(params, lr, weight_decay=wd)
@@ -192,7 +201,7 @@ def _progress_callback_class():
                 self.best, self.best_epoch, self.bad_epochs = row["val_accuracy"], epoch, 0
                 if self.writer:
                     ms.save_checkpoint(cb.network, str(self.run_dir / "best.ckpt"))
-                mark = " best"
+                mark = t(" best")
             else:
                 self.bad_epochs += 1
             stop = self.patience and self.bad_epochs >= self.patience and epoch < self.total
@@ -203,12 +212,14 @@ def _progress_callback_class():
                 (self.run_dir / "history.json").write_text(json.dumps(self.history, indent=1))
             if not self.quiet:
                 done = round(20 * epoch / self.total)
-                print(f"epoch {epoch:3d}/{self.total} [{'#' * done}{'.' * (20 - done)}] train loss "
-                      f"{train_loss:.4f}  val accuracy {row['val_accuracy']:.3f}{mark}", flush=True)
+                print(t("epoch {epoch:3d}/{total} [{bar}] train loss {train_loss:.4f}  val accuracy "
+                        "{val_accuracy:.3f}{mark}", epoch=epoch, total=self.total, bar="#" * done + "." * (20 - done),
+                        train_loss=train_loss, val_accuracy=row["val_accuracy"], mark=mark), flush=True)
             if stop:
                 self.stopped_early = True
                 if not self.quiet:
-                    print(f"early stop: no better validation accuracy for {self.patience} epochs", flush=True)
+                    print(t("early stop: no better validation accuracy for {patience} epochs",
+                            patience=self.patience), flush=True)
                 run_context.request_stop()
 
     return Progress
@@ -229,8 +240,8 @@ def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_a
 
     from capstone.model import count_parameters
 
-    t, run_dir, writer = config["train"], Path(run_dir), rank == 0
-    ms.set_context(mode=ms.GRAPH_MODE if t["mode"] == "graph" else ms.PYNATIVE_MODE)
+    tr, run_dir, writer = config["train"], Path(run_dir), rank == 0
+    ms.set_context(mode=ms.GRAPH_MODE if tr["mode"] == "graph" else ms.PYNATIVE_MODE)
     net, loss_fn, optimizer, train_set, val_set, splits = build(config, workers, rank, resume_from)
     model = Model(net, loss_fn, optimizer, metrics={"accuracy", "loss"})
     state, history = (float("-inf"), 0, 0, 0.0), []
@@ -241,12 +252,13 @@ def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_a
         saved.pop("epoch")
         not_loaded, _ = ms.load_param_into_net(model.train_network, saved)
         if not_loaded:
-            raise CkptDirError(f"--resume {run_dir}: last.ckpt does not fit this model (missing {not_loaded[:3]})")
+            raise CkptDirError(t("--resume {path}: last.ckpt does not fit this model (missing {missing})",
+                                 path=run_dir, missing=not_loaded[:3]))
         history = [row for row in json.loads((run_dir / "history.json").read_text()) if row["epoch"] <= resume_from]
     elif writer:
         (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    progress = _progress_callback_class()(run_dir, t["epochs"], t["patience"], state, history, quiet, writer)
-    last_epoch = t["epochs"] if stop_after is None else min(stop_after, t["epochs"])
+    progress = _progress_callback_class()(run_dir, tr["epochs"], tr["patience"], state, history, quiet, writer)
+    last_epoch = tr["epochs"] if stop_after is None else min(stop_after, tr["epochs"])
     progress.started = time.perf_counter()
     if resume_from < last_epoch:
         # dataset_sink_mode=False: sink mode is for Ascend/GPU and changes nothing on CPU (notebook 14)
@@ -267,11 +279,12 @@ def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_a
     report.update({
         "parameters": parameters, "train_seconds": seconds, "epochs_run": len(progress.history),
         "best_epoch": progress.best_epoch, "val_accuracy": _finite_or_none(progress.best),
-        "stopped_early": progress.stopped_early, "interrupted": last_epoch < t["epochs"] and not progress.stopped_early,
+        "stopped_early": progress.stopped_early,
+        "interrupted": last_epoch < tr["epochs"] and not progress.stopped_early,
         "resumed_from_epoch": resume_from, "first_step_seconds": steps[0] if steps else None,
         "median_step_seconds": statistics.median(steps[1:]) if len(steps) > 1 else None,
         "fastest_step_seconds": min(steps[1:]) if len(steps) > 1 else None,
-        "mode": t["mode"], "amp": t["amp"], "workers": workers, "diverged": diverged,
+        "mode": tr["mode"], "amp": tr["amp"], "workers": workers, "diverged": diverged,
         "diverged_at_epoch": progress.diverged_at})
     report["score"] = score(report["test_accuracy"], parameters, seconds)
     report["passed"] = report["score"] > 0
@@ -298,14 +311,15 @@ def _worker_setup():
 
 def _check_workers(config, workers, nodes):
     """Data parallelism must split every batch evenly, so that it equals one process exactly."""
-    t, n = config["train"], config["data"]["n_train"]
+    batch_size, n = config["train"]["batch_size"], config["data"]["n_train"]
     if workers % nodes:
-        raise ValueError(f"--workers ({workers}) must be a multiple of --nodes ({nodes})")
-    last = n % t["batch_size"] or t["batch_size"]
-    if t["batch_size"] % workers or last % workers:
-        raise ValueError(f"with --workers {workers}, train.batch_size ({t['batch_size']}) and the last batch "
-                         f"({last} of data.n_train {n}) must divide by {workers}, so that every worker gets an "
-                         f"equal share of each batch")
+        raise ValueError(t("--workers ({workers}) must be a multiple of --nodes ({nodes})", workers=workers,
+                           nodes=nodes))
+    last = n % batch_size or batch_size
+    if batch_size % workers or last % workers:
+        raise ValueError(t("with --workers {workers}, train.batch_size ({batch_size}) and the last batch ({last} of "
+                           "data.n_train {n}) must divide by {workers}, so that every worker gets an equal share "
+                           "of each batch", workers=workers, batch_size=batch_size, last=last, n=n))
 
 
 def _launch(args, run_dir, workers, nodes, quiet):
@@ -323,7 +337,7 @@ def _launch(args, run_dir, workers, nodes, quiet):
         run = launch(Path(__file__).resolve(), workers, script_args=script_args, nodes=nodes, timeout=900,
                      cluster_time_out=60)
     except LaunchError as exc:
-        print(f"python -m capstone.train: the msrun job failed:\n{exc}", file=sys.stderr)
+        print(t("python -m capstone.train: the msrun job failed:\n{error}", error=exc), file=sys.stderr)
         return None
     if not quiet:
         print("\n".join(run.printed(0)))
@@ -333,20 +347,22 @@ def _launch(args, run_dir, workers, nodes, quiet):
 def main(argv=None):
     from capstone.config import AMP_LEVELS, DEFAULT_PATH, MODES, load_config
 
-    parser = argparse.ArgumentParser(prog="python -m capstone.train", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m capstone.train", description=t(USAGE),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ckpt-dir", help="the run directory: checkpoints, history, report")
-    parser.add_argument("--resume", metavar="DIR", help="continue the interrupted run in DIR")
-    parser.add_argument("--config", help=f"YAML configuration (default: {DEFAULT_PATH.name} of the project)")
-    parser.add_argument("--epochs", type=int, help="override train.epochs")
-    parser.add_argument("--mode", choices=MODES, help="override train.mode")
-    parser.add_argument("--amp", choices=AMP_LEVELS, help="override train.amp (mixed precision level)")
-    parser.add_argument("--workers", type=int, default=1, help="data-parallel workers (msrun for N > 1)")
-    parser.add_argument("--nodes", type=int, default=1, help="with --workers: rehearse this many machines")
-    parser.add_argument("--stop-after", type=int, metavar="EPOCH", help="stop after this epoch, as if interrupted")
-    parser.add_argument("--overwrite", action="store_true", help="replace the run already in --ckpt-dir")
-    parser.add_argument("--quiet", action="store_true", help="print only the final lines")
-    parser.add_argument("--rubric", action="store_true", help="print the challenge's rules and exit")
+    parser.add_argument("--ckpt-dir", help=t("the run directory: checkpoints, history, report"))
+    parser.add_argument("--resume", metavar="DIR", help=t("continue the interrupted run in DIR"))
+    parser.add_argument("--config", help=t("YAML configuration (default: {name} of the project)",
+                                           name=DEFAULT_PATH.name))
+    parser.add_argument("--epochs", type=int, help=t("override train.epochs"))
+    parser.add_argument("--mode", choices=MODES, help=t("override train.mode"))
+    parser.add_argument("--amp", choices=AMP_LEVELS, help=t("override train.amp (mixed precision level)"))
+    parser.add_argument("--workers", type=int, default=1, help=t("data-parallel workers (msrun for N > 1)"))
+    parser.add_argument("--nodes", type=int, default=1, help=t("with --workers: rehearse this many machines"))
+    parser.add_argument("--stop-after", type=int, metavar="EPOCH",
+                        help=t("stop after this epoch, as if interrupted"))
+    parser.add_argument("--overwrite", action="store_true", help=t("replace the run already in --ckpt-dir"))
+    parser.add_argument("--quiet", action="store_true", help=t("print only the final lines"))
+    parser.add_argument("--rubric", action="store_true", help=t("print the challenge's rules and exit"))
     parser.add_argument("--_worker", action="store_true", help=argparse.SUPPRESS)  # set by the msrun launch
     args = parser.parse_args(argv)
 
@@ -355,15 +371,16 @@ def main(argv=None):
         return code
 
     if args.rubric:
-        print(RUBRIC, end="")
+        print(t(RUBRIC, threshold=THRESHOLD, ref_parameters=REF_PARAMETERS, ref_seconds=REF_SECONDS), end="")
         return EXIT_OK
     if (args.ckpt_dir is None) == (args.resume is None) and not args._worker:
-        return fail(EXIT_USAGE, "give either --ckpt-dir DIR (a new run) or --resume DIR (continue one)")
+        return fail(EXIT_USAGE, t("give either --ckpt-dir DIR (a new run) or --resume DIR (continue one)"))
     for option in ("workers", "nodes"):
         if not 1 <= getattr(args, option) <= 32:
-            return fail(EXIT_USAGE, f"--{option} must be from 1 to 32, got {getattr(args, option)}")
+            return fail(EXIT_USAGE, t("--{option} must be from 1 to 32, got {value}", option=option,
+                                      value=getattr(args, option)))
     if args.stop_after is not None and args.stop_after < 1:
-        return fail(EXIT_USAGE, f"--stop-after must be an epoch >= 1, got {args.stop_after}")
+        return fail(EXIT_USAGE, t("--stop-after must be an epoch >= 1, got {value}", value=args.stop_after))
     run_dir = args.resume or args.ckpt_dir
     overrides = {f"train.{key}": getattr(args, key) for key in ("epochs", "mode", "amp")
                  if getattr(args, key) is not None}
@@ -400,20 +417,22 @@ def main(argv=None):
         except CkptDirError as exc:
             return fail(EXIT_CKPT_DIR, exc)
     if report["diverged"]:
-        return fail(EXIT_DIVERGED, f"training diverged at epoch {report['diverged_at_epoch']}: the loss is NaN or "
-                                   f"inf. Lower train.learning_rate (now {config['train']['learning_rate']:g}). "
-                                   f"Report: {Path(run_dir) / 'report.json'}")
+        return fail(EXIT_DIVERGED, t("training diverged at epoch {epoch}: the loss is NaN or inf. Lower "
+                                     "train.learning_rate (now {lr:g}). Report: {report}",
+                                     epoch=report["diverged_at_epoch"], lr=config["train"]["learning_rate"],
+                                     report=Path(run_dir) / "report.json"))
     if report["interrupted"]:
-        print(f"stopped after epoch {report['epochs_run']} as asked: continue with --resume {run_dir}")
+        print(t("stopped after epoch {epoch} as asked: continue with --resume {path}", epoch=report["epochs_run"],
+                path=run_dir))
         return EXIT_OK
-    print(f"done: held-out accuracy {report['test_accuracy']:.3f} (best epoch {report['best_epoch']}), "
-          f"{report['parameters']} parameters, {report['train_seconds']:.1f} s of training; "
-          f"score {report['score']:.1f} ({'passed' if report['passed'] else 'below'} the {THRESHOLD:.2f} gate; "
-          f"--rubric explains). Report: {Path(run_dir) / 'report.json'}")
+    gate = (t("passed the {threshold:.2f} gate", threshold=THRESHOLD) if report["passed"]
+            else t("below the {threshold:.2f} gate", threshold=THRESHOLD))
+    print(t("done: held-out accuracy {accuracy:.3f} (best epoch {best_epoch}), {parameters} parameters, "
+            "{seconds:.1f} s of training; score {score:.1f} ({gate}; --rubric explains). Report: {report}",
+            accuracy=report["test_accuracy"], best_epoch=report["best_epoch"], parameters=report["parameters"],
+            seconds=report["train_seconds"], score=report["score"], gate=gate, report=Path(run_dir) / "report.json"))
     return EXIT_OK
 
 
 if __name__ == "__main__":
-    if __package__ in (None, ""):  # run as a file by msrun: make `capstone` importable
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     sys.exit(main())

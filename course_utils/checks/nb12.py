@@ -11,6 +11,7 @@ from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number
+from course_utils.messages import lazy, t
 
 TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
 FIXED_SCALE = 128.0  # the loss scale of exercise 12.3
@@ -21,12 +22,12 @@ def _power_of_two(answer, what):
     """Return (value, None) for a positive power of two, else (None, problem)."""
     value, problem = as_number(answer, what)
     if problem:
-        return None, f"{problem} (such as 2.0 ** -3)"
+        return None, t("{problem} (such as 2.0 ** -3)", problem=problem)
     if value <= 0:
-        return None, f"expected a positive number, got {value!r}"
+        return None, t("expected a positive number, got {value!r}", value=value)
     mantissa, _ = math.frexp(value)
     if mantissa != 0.5:
-        return None, f"{value!r} is not a power of two; write it as 2.0 ** k"
+        return None, t("{value!r} is not a power of two; write it as 2.0 ** k", value=value)
     return value, None
 
 
@@ -36,19 +37,20 @@ def _changes_one(u):
 
 
 def _check_smallest_update(answer):
-    u, problem = _power_of_two(answer, "the update")
+    u, problem = _power_of_two(answer, t("the update"))
     if problem:
         return problem
     k = -math.log2(u)
     if u == 2.0 ** -23:
-        return "2**-23 is float32's spacing at 1; in float16 an update that small vanishes. Add it to a float16 1"
+        return t("2**-23 is float32's spacing at 1; in float16 an update that small vanishes. Add it to a float16 1")
     if not _changes_one(u):
         if u == 2.0 ** -11:
-            return ("1 + 2**-11 lies exactly halfway between 1 and the next float16 number, 1 + 2**-10; "
-                    "a tie rounds to the neighbour with an even last bit, which is 1 itself")
-        return f"float16(1) + 2**-{k:g} is still exactly 1: that update is lost. Try a larger one"
+            return t("1 + 2**-11 lies exactly halfway between 1 and the next float16 number, 1 + 2**-10; "
+                     "a tie rounds to the neighbour with an even last bit, which is 1 itself")
+        return t("float16(1) + 2**-{k:g} is still exactly 1: that update is lost. Try a larger one", k=k)
     if _changes_one(u / 2):
-        return f"1 + 2**-{k:g} does change, but so does 1 + 2**-{k + 1:g}: there is a smaller one"
+        return t("1 + 2**-{k:g} does change, but so does 1 + 2**-{smaller:g}: there is a smaller one", k=k,
+                 smaller=k + 1)
     return None
 
 
@@ -66,19 +68,20 @@ def _finite_in_float16(values):
 
 
 def _check_largest_scale(answer):
-    scale, problem = _power_of_two(answer, "the loss scale")
+    scale, problem = _power_of_two(answer, t("the loss scale"))
     if problem:
         return problem
     grads = tiny_loss_gradients()
     if scale == 2.0 ** 15:
-        return ("2**15 is the largest scale for the plain MSE; this loss is 2**-24 times smaller, "
-                "so its gradients can be scaled 2**24 times more")
+        return t("2**15 is the largest scale for the plain MSE; this loss is 2**-24 times smaller, "
+                 "so its gradients can be scaled 2**24 times more")
     if not _finite_in_float16(scale * grads):
         biggest = float(np.max(np.abs(scale * grads)))
-        return (f"too large: the scaled gradient reaches {biggest:,.0f}, above float16's largest number "
-                f"65504, so it becomes inf")
+        return t("too large: the scaled gradient reaches {biggest:,.0f}, above float16's largest number "
+                 "65504, so it becomes inf", biggest=biggest)
     if _finite_in_float16(2 * scale * grads):
-        return f"S = 2**{math.log2(scale):g} keeps the gradients finite, but twice that still does: go larger"
+        return t("S = 2**{log2:g} keeps the gradients finite, but twice that still does: go larger",
+                 log2=math.log2(scale))
     return None
 
 
@@ -93,20 +96,21 @@ def _check_fixed_scale_fix(answer):
     from mindspore import Tensor, nn
 
     if not isinstance(answer, nn.TrainOneStepCell):
-        return (f"expected the train cell that build_train_network returns, got {type(answer).__name__}; "
-                f"set answer = build_train_network(...)")
+        return t("expected the train cell that build_train_network returns, got {kind}; "
+                 "set answer = build_train_network(...)", kind=type(answer).__name__)
     sens = float(answer.sens)
     if sens != FIXED_SCALE:
-        return (f"this train cell scales the loss by {sens:g}, not {FIXED_SCALE:g}: pass "
-                f"loss_scale_manager=FixedLossScaleManager({FIXED_SCALE}, drop_overflow_update=False)")
+        return t("this train cell scales the loss by {sens:g}, not {scale:g}: pass "
+                 "loss_scale_manager=FixedLossScaleManager({scale}, drop_overflow_update=False)", sens=sens,
+                 scale=FIXED_SCALE)
     params = {p.name.rsplit(".", 1)[-1]: p for p in answer.weights}
     if set(params) != {"weight", "bias"} or params["weight"].shape != (1, 1):
-        return "expected the train cell of MinimalNet (one weight of shape (1, 1) and one bias)"
+        return t("expected the train cell of MinimalNet (one weight of shape (1, 1) and one bias)")
     w0, b0 = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
     lr = float(answer.optimizer.get_lr().asnumpy())
     w_ref, b_ref = _gradient_descent(w0, b0, lr, CHECK_STEPS)
     if not (np.isfinite(w_ref) and np.isfinite(b_ref)) or abs(w_ref) > 100:
-        return f"with lr = {lr:g} plain gradient descent itself diverges; use the article's lr = 0.01"
+        return t("with lr = {lr:g} plain gradient descent itself diverges; use the article's lr = 0.01", lr=lr)
     x, y = make_linear_data()
     data, label = Tensor(x), Tensor(y)
     for _ in range(CHECK_STEPS):
@@ -114,26 +118,28 @@ def _check_fixed_scale_fix(answer):
     w, b = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
     if not (np.isfinite(w) and np.isfinite(b)) or abs(w - w_ref) > 1.0:
         opt_scale = float(answer.optimizer.loss_scale)
-        return (f"after {CHECK_STEPS} steps w = {w:.4g}, b = {b:.4g} (plain gradient descent: w = {w_ref:.4f}). "
-                f"The gradients reach the optimizer multiplied by {sens:g}, and the optimizer divides them by its "
-                f"own loss_scale, which is {opt_scale:g}: make the two equal")
+        return t("after {steps} steps w = {w:.4g}, b = {b:.4g} (plain gradient descent: w = {w_ref:.4f}). "
+                 "The gradients reach the optimizer multiplied by {sens:g}, and the optimizer divides them by its "
+                 "own loss_scale, which is {opt_scale:g}: make the two equal", steps=CHECK_STEPS, w=w, b=b,
+                 w_ref=w_ref, sens=sens, opt_scale=opt_scale)
     if abs(w - w_ref) > 2e-3 or abs(b - b_ref) > 2e-3:
-        return (f"after {CHECK_STEPS} steps w = {w:.5f}, b = {b:.5f}, but plain gradient descent from the same "
-                f"start gives w = {w_ref:.5f}, b = {b_ref:.5f}: the gradients are not unscaled correctly")
+        return t("after {steps} steps w = {w:.5f}, b = {b:.5f}, but plain gradient descent from the same "
+                 "start gives w = {w_ref:.5f}, b = {b_ref:.5f}: the gradients are not unscaled correctly",
+                 steps=CHECK_STEPS, w=w, b=b, w_ref=w_ref, b_ref=b_ref)
     return None
 
 
 smallest_update = Exercise("12.1", _check_smallest_update, hints=[
-    "float16 cannot represent every number: how far apart are its numbers near 1?",
-    "float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway",
+    lazy("float16 cannot represent every number: how far apart are its numbers near 1?"),
+    lazy("float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway"),
 ])
 largest_scale = Exercise("12.2", _check_largest_scale, hints=[
-    "the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite",
-    "compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf",
+    lazy("the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite"),
+    lazy("compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf"),
 ])
 fixed_scale_fix = Exercise("12.3", _check_fixed_scale_fix, hints=[
-    "with a fixed loss scale, something must divide the gradients by it again before the update",
-    "nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update",
+    lazy("with a fixed loss scale, something must divide the gradients by it again before the update"),
+    lazy("nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update"),
 ])
 
 
@@ -166,12 +172,16 @@ def _call_step(step, data, label, number):
     """(loss, finite) from one call of the learner's step, or (None, problem)."""
     out = step(data, label)
     if not (isinstance(out, tuple) and len(out) == 2):
-        return None, (f"step {number}: train_step returned {shown(out)}; return the pair (loss, finite)"
-                      + (f". {NONE_HINT}" if out is None else ""))
+        if out is None:
+            return None, t("step {number}: train_step returned {out}; return the pair (loss, finite). {hint}",
+                           number=number, out=shown(out), hint=t(NONE_HINT))
+        return None, t("step {number}: train_step returned {out}; return the pair (loss, finite)", number=number,
+                       out=shown(out))
     loss, finite = out
     finite_np = finite.asnumpy() if hasattr(finite, "asnumpy") else np.asarray(finite)
     if finite_np.dtype != np.bool_ or finite_np.size != 1:
-        return None, f"step {number}: finite should be what ms.amp.all_finite(grads) returns, got {shown(finite)}"
+        return None, t("step {number}: finite should be what ms.amp.all_finite(grads) returns, got {finite}",
+                       number=number, finite=shown(finite))
     return (loss, bool(finite_np.reshape(()))), None
 
 
@@ -180,7 +190,7 @@ def _check_scaled_step(answer):
     from mindspore import Tensor, nn, ops
 
     if not callable(answer):
-        return f"expected your function make_scaled_step, got {shown(answer)}"
+        return t("expected your function make_scaled_step, got {answer}", answer=shown(answer))
     # Part 1: a scale that overflows. A Dense(1, 1) at w = b = 0 on the one sample (1, -2): every value of
     # the backward pass is 4 times the scale, a power of two, so overflow happens exactly when 4 * S >= 2**128.
     net = nn.Dense(1, 1)
@@ -189,8 +199,10 @@ def _check_scaled_step(answer):
     scaler = ms.amp.DynamicLossScaler(2.0 ** 127, 2, 50)
     step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.25), scaler)
     if not callable(step):
-        return (f"make_scaled_step(...) returned {shown(step)}; return the train_step function"
-                + (f". {NONE_HINT}" if step is None else ""))
+        if step is None:
+            return t("make_scaled_step(...) returned {step}; return the train_step function. {hint}",
+                     step=shown(step), hint=t(NONE_HINT))
+        return t("make_scaled_step(...) returned {step}; return the train_step function", step=shown(step))
     data, label = Tensor([[1.0]], ms.float32), Tensor([[-2.0]], ms.float32)
     # (finite, w after the step, log2 of the scale after the step): skip, skip, then one exact step
     expected = [(False, 0.0, 126), (False, 0.0, 125), (True, -1.0, 125), (True, -1.0, 125)]
@@ -202,22 +214,24 @@ def _check_scaled_step(answer):
         w, b = float(net.weight.asnumpy().item()), float(net.bias.asnumpy().item())
         scale = float(scaler.scale_value.asnumpy())
         if number == 1 and finite:
-            return ("with a loss scale of 2**127 the scaled gradients must overflow to inf at the first step, but "
-                    "your step reports finite gradients: scale the loss with loss_scaler.scale(...) inside the "
-                    "function you differentiate")
+            return t("with a loss scale of 2**127 the scaled gradients must overflow to inf at the first step, but "
+                     "your step reports finite gradients: scale the loss with loss_scaler.scale(...) inside the "
+                     "function you differentiate")
         if finite != want_finite:
-            return (f"step {number} should report finite = {want_finite}, got {finite}: return "
-                    "finite = ms.amp.all_finite(grads), computed on the scaled gradients")
+            return t("step {number} should report finite = {want}, got {finite}: return "
+                     "finite = ms.amp.all_finite(grads), computed on the scaled gradients", number=number,
+                     want=want_finite, finite=finite)
         if not want_finite and (w != 0.0 or b != 0.0):
-            return (f"step {number} overflowed, but your step changed the weights to w = {w:.4g}, b = {b:.4g}: "
-                    "update (optimizer(grads)) only when the gradients are finite")
+            return t("step {number} overflowed, but your step changed the weights to w = {w:.4g}, b = {b:.4g}: "
+                     "update (optimizer(grads)) only when the gradients are finite", number=number, w=w, b=b)
         if want_finite and scale == 2.0 ** 125 and (w, b) != (want_w, want_w):
-            return (f"after step {number}, the first with finite gradients, w = {w:.6g}, b = {b:.6g}; expected "
-                    f"{want_w:g} for both: divide the gradients by the scale (loss_scaler.unscale(grads)) before "
-                    "the optimizer")
+            return t("after step {number}, the first with finite gradients, w = {w:.6g}, b = {b:.6g}; expected "
+                     "{want:g} for both: divide the gradients by the scale (loss_scaler.unscale(grads)) before "
+                     "the optimizer", number=number, w=w, b=b, want=want_w)
         if scale != 2.0 ** want_log2:
-            return (f"after step {number} the scaler's scale is 2**{math.log2(scale):g}, expected 2**{want_log2}: "
-                    "call loss_scaler.adjust(finite) at every step, so that it halves the scale after an overflow")
+            return t("after step {number} the scaler's scale is 2**{log2:g}, expected 2**{want_log2}: "
+                     "call loss_scaler.adjust(finite) at every step, so that it halves the scale after an overflow",
+                     number=number, log2=math.log2(scale), want_log2=want_log2)
     # Part 2: a static scale on the checker's own data; the trajectory must be plain gradient descent.
     x, y, w0 = _scaled_step_data()
     net = nn.Dense(3, 1)
@@ -230,57 +244,61 @@ def _check_scaled_step(answer):
         out, problem = _call_step(step, Tensor(x), Tensor(y), number)
         if problem:
             return problem
-        loss, loss_problem = as_number(out[0], f"the loss your step returned at step {number}")
+        loss, loss_problem = as_number(out[0], t("the loss your step returned at step {number}", number=number))
         if loss_problem:
             return loss_problem
         if not math.isclose(loss, want_loss, rel_tol=1e-4):
             ratio = loss / want_loss if want_loss else float("nan")
-            hint = (f" (that is {ratio:.0f} times the loss: return loss_scaler.unscale(loss))"
-                    if math.isclose(ratio, STEP_SCALE, rel_tol=1e-3) else "")
-            return f"at step {number} your step returned the loss {loss:.6g}, expected {want_loss:.6g}{hint}"
+            if math.isclose(ratio, STEP_SCALE, rel_tol=1e-3):
+                return t("at step {number} your step returned the loss {loss:.6g}, expected {want:.6g} (that is "
+                         "{ratio:.0f} times the loss: return loss_scaler.unscale(loss))", number=number, loss=loss,
+                         want=want_loss, ratio=ratio)
+            return t("at step {number} your step returned the loss {loss:.6g}, expected {want:.6g}", number=number,
+                     loss=loss, want=want_loss)
     w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
     if not (np.allclose(w, want_w, rtol=1e-4, atol=1e-5) and math.isclose(b, want_b, rel_tol=1e-4, abs_tol=1e-5)):
-        return (f"with StaticLossScaler({STEP_SCALE:g}) on 3 features, after {STEP_STEPS} steps w = "
-                f"{np.round(w, 5).tolist()}, b = {b:.5f}; plain gradient descent gives w = "
-                f"{np.round(want_w, 5).tolist()}, b = {want_b:.5f}")
+        return t("with StaticLossScaler({scale:g}) on 3 features, after {steps} steps w = {w}, b = {b:.5f}; plain "
+                 "gradient descent gives w = {want_w}, b = {want_b:.5f}", scale=STEP_SCALE, steps=STEP_STEPS,
+                 w=np.round(w, 5).tolist(), b=b, want_w=np.round(want_w, 5).tolist(), want_b=want_b)
     return None
 
 
 scaled_step = ScaffoldExercise("12.4", _check_scaled_step, hints=[
-    "five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale and "
-    "update only if they are finite, adjust the scale",
-    "forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "
-    "optimizer.parameters); in train_step: finite = ms.amp.all_finite(grads), then `if finite:` unscale the "
-    "gradients and call optimizer(grads); always loss_scaler.adjust(finite); return (unscaled loss, finite)",
+    lazy("five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale "
+         "and update only if they are finite, adjust the scale"),
+    lazy("forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "
+         "optimizer.parameters); in train_step: finite = ms.amp.all_finite(grads), then `if finite:` unscale the "
+         "gradients and call optimizer(grads); always loss_scaler.adjust(finite); return (unscaled loss, finite)"),
 ])
 
 
 # ---- predictions --------------------------------------------------------------------------------------
 param_dtype = Prediction(
-    "12.5", "After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "
-            "parameters (weight and bias) float16?",
-    {"a": ("at O2 and O3, the levels that run whole cells in float16",
-           "O2 and O3 do make the layers compute in float16 (their outputs are float16), which is why it is "
-           "tempting; but the cells cast the float32 weights to float16 on the fly, and the stored parameters "
-           "stay float32"),
-     "b": ("only at O3, which casts everything",
-           "O3 casts every operation, but an operation's inputs are cast, not the Parameters that hold the "
-           "weights: they stay float32 at O3 too"),
-     "c": ("at no level: the parameters stay float32",
-           "the float32 parameters are the master weights: each step's small update is added in float32, "
-           "where it is not rounded away (the 100 updates of 1e-4 above); only the computation uses float16")},
+    "12.5", lazy("After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "
+                 "parameters (weight and bias) float16?"),
+    {"a": (lazy("at O2 and O3, the levels that run whole cells in float16"),
+           lazy("O2 and O3 do make the layers compute in float16 (their outputs are float16), which is why it is "
+                "tempting; but the cells cast the float32 weights to float16 on the fly, and the stored parameters "
+                "stay float32")),
+     "b": (lazy("only at O3, which casts everything"),
+           lazy("O3 casts every operation, but an operation's inputs are cast, not the Parameters that hold the "
+                "weights: they stay float32 at O3 too")),
+     "c": (lazy("at no level: the parameters stay float32"),
+           lazy("the float32 parameters are the master weights: each step's small update is added in float32, "
+                "where it is not rounded away (the 100 updates of 1e-4 above); only the computation uses float16"))},
     answer="c")
 fp16_gradients = Prediction(
-    "12.6", "The loss is multiplied by 2**-24. What gradients does the O3 (all float16) network give, "
-            "compared with float32's?",
-    {"a": ("float32's gradients times 2**-24, rounded to about three digits",
-           "that would hold if every number of the backward pass fitted float16; but the backward pass first "
-           "computes the gradient of each of the 100 predictions, a hundredth of the total, and those are below "
-           "2**-25 (about 3e-8): entering the float16 layer, they round to zero"),
-     "b": ("exactly 0.0 for both",
-           "every gradient per prediction is below 2**-25 (about 3e-8), half of float16's smallest subnormal "
-           "number, so the cast to float16 rounds it to 0; the sums of zeros are 0: the weights will never move"),
-     "c": ("NaN or inf: the computation breaks down",
-           "inf comes from overflow, numbers too large (above 65504); here the numbers are too small, and a "
-           "too-small number becomes 0, silently, with no NaN to warn you")},
+    "12.6", lazy("The loss is multiplied by 2**-24. What gradients does the O3 (all float16) network give, "
+                 "compared with float32's?"),
+    {"a": (lazy("float32's gradients times 2**-24, rounded to about three digits"),
+           lazy("that would hold if every number of the backward pass fitted float16; but the backward pass first "
+                "computes the gradient of each of the 100 predictions, a hundredth of the total, and those are "
+                "below 2**-25 (about 3e-8): entering the float16 layer, they round to zero")),
+     "b": (lazy("exactly 0.0 for both"),
+           lazy("every gradient per prediction is below 2**-25 (about 3e-8), half of float16's smallest subnormal "
+                "number, so the cast to float16 rounds it to 0; the sums of zeros are 0: the weights will never "
+                "move")),
+     "c": (lazy("NaN or inf: the computation breaks down"),
+           lazy("inf comes from overflow, numbers too large (above 65504); here the numbers are too small, and a "
+                "too-small number becomes 0, silently, with no NaN to warn you"))},
     answer="b")

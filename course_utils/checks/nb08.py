@@ -11,6 +11,7 @@ import numpy as np
 from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
+from course_utils.messages import lazy, t
 
 TOO_LARGE = "learning rate too large"
 TOO_SMALL = "learning rate too small"
@@ -22,13 +23,13 @@ CAUSES = (TOO_LARGE, TOO_SMALL, BADLY_SCALED, WRONG_SHAPE, FROZEN, HEALTHY)
 
 _STEPS = 100
 _TRUTH = {"A": BADLY_SCALED, "B": FROZEN, "C": TOO_LARGE, "D": HEALTHY, "E": WRONG_SHAPE, "F": TOO_SMALL}
-_CLUES = {
-    TOO_LARGE: "its lr is above 2/λmax of its x",
-    TOO_SMALL: "its lr is far below 2/λmax of its x, and its loss is still falling",
-    BADLY_SCALED: "its lr is close to 2/λmax of its x and yet the loss hardly falls: look at the range of x",
-    WRONG_SHAPE: "compare run['y'].shape with the (n, 1) predictions, and the final loss with np.var(y)",
-    FROZEN: "look at the parameters after the loss jumps back up",
-    HEALTHY: "its health report finds nothing wrong",
+_CLUES = {  # translated with t() where shown
+    TOO_LARGE: lazy("its lr is above 2/λmax of its x"),
+    TOO_SMALL: lazy("its lr is far below 2/λmax of its x, and its loss is still falling"),
+    BADLY_SCALED: lazy("its lr is close to 2/λmax of its x and yet the loss hardly falls: look at the range of x"),
+    WRONG_SHAPE: lazy("compare run['y'].shape with the (n, 1) predictions, and the final loss with np.var(y)"),
+    FROZEN: lazy("look at the parameters after the loss jumps back up"),
+    HEALTHY: lazy("its health report finds nothing wrong"),
 }
 
 
@@ -86,20 +87,22 @@ def mystery_runs():
 
 def _check_diagnosis(answer):
     if not isinstance(answer, dict):
-        return f"expected a dict such as {{'A': '{HEALTHY}', ...}}, got {type(answer).__name__}"
+        return t("expected a dict such as {{'A': '{healthy}', ...}}, got {kind}", healthy=HEALTHY,
+                 kind=type(answer).__name__)
     extra = [shown(k) for k in answer if not (isinstance(k, str) and k in _TRUTH)]
     if extra:
-        return f"the runs are named {', '.join(sorted(_TRUTH))}; there is no run {', '.join(extra)}"
+        return t("the runs are named {names}; there is no run {extra}", names=", ".join(sorted(_TRUTH)),
+                 extra=", ".join(extra))
     missing = sorted(set(_TRUTH) - set(answer))
     if missing:
-        return f"give a cause for every run; missing: {', '.join(missing)}"
+        return t("give a cause for every run; missing: {missing}", missing=", ".join(missing))
     unknown = {k: shown(v) for k, v in answer.items() if not (isinstance(v, str) and v in CAUSES)}
     if unknown:
-        return f"use the names in nb08.CAUSES exactly; not one of them: {unknown}"
+        return t("use the names in nb08.CAUSES exactly; not one of them: {unknown}", unknown=unknown)
     wrong = [k for k in sorted(_TRUTH) if answer[k] != _TRUTH[k]]
     if wrong:
-        clues = "; ".join(f"run {k}: {_CLUES[_TRUTH[k]]}" for k in wrong)
-        return f"{len(wrong)} of {len(_TRUTH)} causes are wrong. {clues}"
+        clues = t("; ").join(t("run {run}: {clue}", run=k, clue=t(_CLUES[_TRUTH[k]])) for k in wrong)
+        return t("{wrong} of {total} causes are wrong. {clues}", wrong=len(wrong), total=len(_TRUTH), clues=clues)
     return None
 
 
@@ -113,45 +116,49 @@ def broken_data():
 
 def _check_fixed_setup(answer):
     if not isinstance(answer, (tuple, list)) or len(answer) != 3:
-        return "expected a tuple (x_fixed, y_fixed, lr)"
+        return t("expected a tuple (x_fixed, y_fixed, lr)")
     x, y, lr = answer
     x_raw, y_raw = broken_data()
     for name, arr in (("x_fixed", x), ("y_fixed", y)):
         if not isinstance(arr, np.ndarray):
-            return f"{name} must be a numpy array, got {type(arr).__name__} (use .asnumpy() on a Tensor)"
+            return t("{name} must be a numpy array, got {kind} (use .asnumpy() on a Tensor)", name=name,
+                     kind=type(arr).__name__)
         if arr.dtype != np.float32 or arr.shape != (100, 1):
-            return (f"{name} must be float32 of shape (100, 1) like the net's weights and predictions, got "
-                    f"{arr.dtype} {arr.shape}: use .reshape(-1, 1).astype(np.float32)")
+            return t("{name} must be float32 of shape (100, 1) like the net's weights and predictions, got "
+                     "{dtype} {shape}: use .reshape(-1, 1).astype(np.float32)", name=name, dtype=arr.dtype,
+                     shape=arr.shape)
         if not np.all(np.isfinite(arr)):
-            return f"{name} contains NaN or inf: rescaling finite data gives finite numbers"
+            return t("{name} contains NaN or inf: rescaling finite data gives finite numbers", name=name)
     if not np.allclose(y.ravel(), y_raw, rtol=1e-6, atol=1e-6):
-        return "y_fixed must hold the same targets as y_raw, in the same order: fix the inputs, not the targets"
+        return t("y_fixed must hold the same targets as y_raw, in the same order: fix the inputs, not the targets")
     design = np.stack([x_raw, np.ones_like(x_raw)], axis=1)
     coef = np.linalg.lstsq(design, x.ravel().astype(np.float64), rcond=None)[0]
     residual = x.ravel() - design @ coef
     if not (abs(coef[0]) >= 1e-12 and np.max(np.abs(residual)) <= 1e-4 * (np.std(x) + 1e-12)):
-        return "x_fixed must be x_raw rescaled (a * x_raw + c), in the same order"
-    lr, problem = as_number(lr, "lr")
+        return t("x_fixed must be x_raw rescaled (a * x_raw + c), in the same order")
+    lr, problem = as_number(lr, t("lr"))
     if problem:
         return problem
     if lr <= 0:
-        return f"lr must be a positive number, got {lr:g}"
+        return t("lr must be a positive number, got {lr:g}", lr=lr)
     limit = _largest_stable_lr(x)
     if lr >= limit:
-        return f"lr = {lr:.4g} is above 2/λmax = {limit:.4g} for your x_fixed: gradient descent diverges"
+        return t("lr = {lr:.4g} is above 2/λmax = {limit:.4g} for your x_fixed: gradient descent diverges", lr=lr,
+                 limit=limit)
     ws, bs, _ = oracles.gradient_descent(x, y, lr, _STEPS)
     xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
     with np.errstate(all="ignore"):  # a rescaling to huge numbers overflows: the loss is then inf, rejected
         loss = np.mean((ws[-1] * xs + bs[-1] - ys) ** 2)
     if not loss <= 1e-3:
-        return (f"stable, but after {_STEPS} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so that "
-                "both directions of the loss learn at a similar speed (standardise it), then pick lr below 2/λmax")
+        return t("stable, but after {steps} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so that "
+                 "both directions of the loss learn at a similar speed (standardise it), then pick lr below 2/λmax",
+                 steps=_STEPS, loss=loss)
     return None
 
 
 def _check_reset(answer):
     if not callable(answer):
-        return f"expected your function reset_parameters, got {type(answer).__name__}"
+        return t("expected your function reset_parameters, got {kind}", kind=type(answer).__name__)
     import mindspore as ms
     from mindspore import Tensor, nn
 
@@ -181,71 +188,74 @@ def _check_reset(answer):
         answer(net, 0.5, -0.25)
         got = (float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0]))
         if not np.allclose(got, (0.5, -0.25)):
-            return f"after reset_parameters(net, 0.5, -0.25) the weight and bias are {got}, expected (0.5, -0.25)"
+            return t("after reset_parameters(net, 0.5, -0.25) the weight and bias are {got}, expected (0.5, -0.25)",
+                     got=got)
         for _ in range(3):
             optimizer(grad_fn(Tensor(x), Tensor(y))[1])
         after = (float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0]))
     finally:
         ms.set_context(mode=mode)
     if after == got:
-        return ("the values were set, but the optimizer no longer moves them: that is the PyNative set_data trap. "
-                "Use ops.assign(parameter, value) instead")
+        return t("the values were set, but the optimizer no longer moves them: that is the PyNative set_data trap. "
+                 "Use ops.assign(parameter, value) instead")
     ws, bs, _ = oracles.gradient_descent(x, y, 0.1, 3, w=0.5, b=-0.25)  # three steps from the reset values
     w, b = float(ws[-1]), float(bs[-1])
     if not np.allclose(after, (w, b), atol=1e-5):
-        return f"training after the reset went to {after}, but gradient descent from (0.5, -0.25) gives {(w, b)}"
+        return t("training after the reset went to {after}, but gradient descent from (0.5, -0.25) gives {expected}",
+                 after=after, expected=(w, b))
     return None
 
 
 diagnosis = Exercise("08.1", _check_diagnosis, hints=[
-    "start from the symptom: the training-health report of section 2 names it from the run's curves",
-    "print(health_report(run['loss'], run['grad_norm'], run['params'], baseline_loss=float(np.var(run['y'])))) names "
-    "the symptom; then compare run['lr'] with stable_lr_limit(run['x']) (section 3) and look at run['y'].shape",
+    lazy("start from the symptom: the training-health report of section 2 names it from the run's curves"),
+    lazy("print(health_report(run['loss'], run['grad_norm'], run['params'], baseline_loss=float(np.var(run['y'])))) "
+         "names the symptom; then compare run['lr'] with stable_lr_limit(run['x']) (section 3) and look at "
+         "run['y'].shape"),
 ])
 fixed_setup = Exercise("08.2", _check_fixed_setup, hints=[
-    "three things are wrong with this setup: the dtype and shape, the scale of x, and the learning rate",
-    "three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of the "
-    "standardised x (about 1.0)",
+    lazy("three things are wrong with this setup: the dtype and shape, the scale of x, and the learning rate"),
+    lazy("three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of "
+         "the standardised x (about 1.0)"),
 ])
 reset = ScaffoldExercise("08.3", _check_reset, hints=[
-    "set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes into the"
-    " Parameter",
-    "ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)",
+    lazy("set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes "
+         "into the Parameter"),
+    lazy("ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)"),
 ])
 
 just_above_limit = Prediction(
     "08.4",
-    "The largest stable learning rate here is 2/λmax = 0.807. What does the loss do in 100 steps at lr = 0.85, "
-    "5% above it?",
-    {"a": ("it still falls, only more slowly or with some wobble: 5% is a small excess",
-           "5% sounds harmless, but the limit is sharp. Along the steepest direction each step multiplies the error "
-           "by 1 - lr·λmax = 1 - 0.85·2.48 = -1.11: the error grows 11% per step, the loss 23%, whatever happens "
-           "in the other direction"),
-     "b": ("it grows at every step, past 1e8 after 100 steps, but stays finite: no inf, no NaN",
-           "a factor of 1.11 per step on the error is about 1.23 on the loss: 1.23^100 is about 1e9. Divergence at "
-           "the limit is slow; it takes a larger lr (1.1 here) to overflow float32 to inf within 100 steps, and NaN "
-           "comes only after inf"),
-     "c": ("it becomes NaN within a few steps",
-           "NaN is what people remember of divergence, but it is the last stage: the loss must first overflow "
-           "float32 (inf, about 3e38), and only then does inf - inf give NaN. Just above the limit the growth is "
-           "about 23% per step, far too slow for that in 100 steps")},
+    lazy("The largest stable learning rate here is 2/λmax = 0.807. What does the loss do in 100 steps at lr = 0.85, 5% "
+         "above it?"),
+    {"a": (lazy("it still falls, only more slowly or with some wobble: 5% is a small excess"),
+           lazy("5% sounds harmless, but the limit is sharp. Along the steepest direction each step multiplies the "
+                "error by 1 - lr·λmax = 1 - 0.85·2.48 = -1.11: the error grows 11% per step, the loss 23%, whatever "
+                "happens in the other direction")),
+     "b": (lazy("it grows at every step, past 1e8 after 100 steps, but stays finite: no inf, no NaN"),
+           lazy("a factor of 1.11 per step on the error is about 1.23 on the loss: 1.23^100 is about 1e9. Divergence "
+                "at the limit is slow; it takes a larger lr (1.1 here) to overflow float32 to inf within 100 steps, "
+                "and NaN comes only after inf")),
+     "c": (lazy("it becomes NaN within a few steps"),
+           lazy("NaN is what people remember of divergence, but it is the last stage: the loss must first overflow "
+                "float32 (inf, about 3e38), and only then does inf - inf give NaN. Just above the limit the growth is "
+                "about 23% per step, far too slow for that in 100 steps"))},
     answer="b")
 set_data_after_steps = Prediction(
     "08.5",
-    "In PyNative mode, after 20 steps you put the initial weight and bias back with Parameter.set_data and train 20 "
-    "more steps with the same optimizer. What happens?",
-    {"a": ("training starts again and repeats the first run's losses exactly",
-           "that is what happens in graph mode with a TrainOneStepCell (the end of this section shows it), and it "
-           "is what set_data promises. In PyNative, once the optimizer has stepped, the new data is no longer what "
-           "the optimizer updates"),
-     "b": ("the parameters take the initial values and then never move again: the loss stays at its first value",
-           "set_data replaces the parameter's data, but in PyNative, once the optimizer has stepped, its updates no "
-           "longer reach the values you read: they stay frozen, with no error and no warning, although the gradient "
-           "is large. ops.assign writes into the existing parameter and keeps it trainable"),
-     "c": ("set_data raises an error, because the optimizer holds the parameters",
-           "nothing is raised and nothing is logged: the values have the right shape and dtype, and MindSpore sees "
-           "nothing wrong. That silence is what makes the trap hard to see"),
-     "d": ("the new values are ignored: the parameters keep their trained values and training goes on",
-           "the values do change: reading the parameters after set_data gives exactly the initial values. What "
-           "stops is the updating afterwards")},
+    lazy("In PyNative mode, after 20 steps you put the initial weight and bias back with Parameter.set_data and train "
+         "20 more steps with the same optimizer. What happens?"),
+    {"a": (lazy("training starts again and repeats the first run's losses exactly"),
+           lazy("that is what happens in graph mode with a TrainOneStepCell (the end of this section shows it), and it "
+                "is what set_data promises. In PyNative, once the optimizer has stepped, the new data is no longer "
+                "what the optimizer updates")),
+     "b": (lazy("the parameters take the initial values and then never move again: the loss stays at its first value"),
+           lazy("set_data replaces the parameter's data, but in PyNative, once the optimizer has stepped, its updates "
+                "no longer reach the values you read: they stay frozen, with no error and no warning, although the "
+                "gradient is large. ops.assign writes into the existing parameter and keeps it trainable")),
+     "c": (lazy("set_data raises an error, because the optimizer holds the parameters"),
+           lazy("nothing is raised and nothing is logged: the values have the right shape and dtype, and MindSpore "
+                "sees nothing wrong. That silence is what makes the trap hard to see")),
+     "d": (lazy("the new values are ignored: the parameters keep their trained values and training goes on"),
+           lazy("the values do change: reading the parameters after set_data gives exactly the initial values. What "
+                "stops is the updating afterwards"))},
     answer="b")

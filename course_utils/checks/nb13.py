@@ -4,6 +4,7 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
+from course_utils.messages import lazy, t
 
 # ---- 13.1 which mode finishes first ------------------------------------------------------------
 # (n_steps, compile_s, pynative_step_s, graph_step_s): typical of a laptop, and the edges that matter.
@@ -24,19 +25,22 @@ def _faster_oracle(n_steps, compile_s, pynative_step_s, graph_step_s):
 
 def _check_faster_mode(answer):
     if not callable(answer):
-        return ("expected a function faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s), "
-                f"got {type(answer).__name__}")
+        return t("expected a function faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s), got {kind}",
+                 kind=type(answer).__name__)
     for case in _MODE_CASES:
         got = answer(*case)
         if not (isinstance(got, str) and got in ("graph", "pynative")):
-            none = f". {NONE_HINT}" if got is None else ""
-            return f"faster_mode{case} returned {shown(got)}; return the string 'graph' or 'pynative'{none}"
+            if got is None:
+                return t("faster_mode{case} returned {got}; return the string 'graph' or 'pynative'. {hint}",
+                         case=case, got=shown(got), hint=t(NONE_HINT))
+            return t("faster_mode{case} returned {got}; return the string 'graph' or 'pynative'", case=case,
+                     got=shown(got))
         want = _faster_oracle(*case)
         if got != want:
             n, c, p, g = case
-            return (f"faster_mode{case} gives {got!r}, expected {want!r}: {n} PyNative steps take "
-                    f"{n * p:.4f} s, compiling and {n} graph steps take {c + n * g:.4f} s "
-                    "(graph mode must be strictly faster to be worth its compile)")
+            return t("faster_mode{case} gives {got!r}, expected {want!r}: {n} PyNative steps take {pynative_s:.4f} s, "
+                     "compiling and {n} graph steps take {graph_s:.4f} s (graph mode must be strictly faster to be "
+                     "worth its compile)", case=case, got=got, want=want, n=n, pynative_s=n * p, graph_s=c + n * g)
     return None
 
 
@@ -68,23 +72,23 @@ def expected_compiles(calls=None):
 
 def _check_compiles(answer):
     if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return f"expected a whole number of compiles, got {shown(answer)}"
+        return t("expected a whole number of compiles, got {answer}", answer=shown(answer))
     want = expected_compiles()
     if answer == want:
         return None
     if answer == len(CALLS):
-        return ("not every call compiles: a call whose Python values, tensor shapes and dtypes were "
-                "all seen before reuses the compiled graph")
+        return t("not every call compiles: a call whose Python values, tensor shapes and dtypes were "
+                 "all seen before reuses the compiled graph")
     if answer == 3:
-        return ("count the Tensor calls again: the first Tensor call compiles, and so does a Tensor "
-                "with a new shape (X[:10] is (10, 1)); only the Tensor's value does not count")
+        return t("count the Tensor calls again: the first Tensor call compiles, and so does a Tensor "
+                 "with a new shape (X[:10] is (10, 1)); only the Tensor's value does not count")
     if answer == 5:
-        return ("Tensor(0.25) after Tensor(0.5) has the same shape and dtype: a Tensor's value does not "
-                "trigger a compile")
+        return t("Tensor(0.25) after Tensor(0.5) has the same shape and dtype: a Tensor's value does not "
+                 "trigger a compile")
     if answer == 2:
-        return "a Python float is baked into the graph: each new float value compiles again"
-    return (f"{shown(answer, with_type=False)} is not what MindSpore does; go through the calls one by one "
-            "(the next cell measures it)")
+        return t("a Python float is baked into the graph: each new float value compiles again")
+    return t("{answer} is not what MindSpore does; go through the calls one by one (the next cell measures it)",
+             answer=shown(answer, with_type=False))
 
 
 # ---- 13.4 a schedule that compiles once -------------------------------------------------------------
@@ -136,7 +140,7 @@ def _check_schedule_train(answer):
     from mindspore import Tensor, nn, ops
 
     if not callable(answer):
-        return f"expected your function train_with_schedule, got {shown(answer)}"
+        return t("expected your function train_with_schedule, got {answer}", answer=shown(answer))
     x, y, w0 = _schedule_data()
     net = nn.Dense(2, 1)
     ops.assign(net.weight, Tensor(w0))
@@ -147,26 +151,31 @@ def _check_schedule_train(answer):
     if isinstance(losses, np.ndarray):
         losses = losses.tolist()
     if not isinstance(losses, (list, tuple)) or len(losses) != len(SCHEDULE):
-        return (f"train_with_schedule returned {shown(losses)}; return the list of the {len(SCHEDULE)} losses, "
-                f"one per learning rate" + (f". {NONE_HINT}" if losses is None else ""))
+        if losses is None:
+            return t("train_with_schedule returned {losses}; return the list of the {n} losses, one per learning "
+                     "rate. {hint}", losses=shown(losses), n=len(SCHEDULE), hint=t(NONE_HINT))
+        return t("train_with_schedule returned {losses}; return the list of the {n} losses, one per learning rate",
+                 losses=shown(losses), n=len(SCHEDULE))
     want_losses, want_w, want_b = schedule_oracle()
     for k, (got, want) in enumerate(zip(losses, want_losses)):
-        value, problem = as_number(got, f"loss {k}")
+        value, problem = as_number(got, t("loss {k}", k=k))
         if problem:
             return problem
         if not np.isclose(value, want, rtol=1e-4, atol=1e-7):
-            return (f"with the learning rates {[round(lr, 4) for lr in SCHEDULE]}, the loss before step {k} should be "
-                    f"{want:.6f}, got {value:.6f}: one SGD step per learning rate, p - lr * g for every parameter")
+            return t("with the learning rates {rates}, the loss before step {k} should be {want:.6f}, got "
+                     "{value:.6f}: one SGD step per learning rate, p - lr * g for every parameter",
+                     rates=[round(lr, 4) for lr in SCHEDULE], k=k, want=want, value=value)
     w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
     if not (np.allclose(w, want_w, rtol=1e-4, atol=1e-6) and np.isclose(b, want_b, rtol=1e-4, atol=1e-6)):
-        return (f"after the schedule w = {np.round(w, 5).tolist()}, b = {b:.5f}; plain gradient descent gives "
-                f"w = {np.round(want_w, 5).tolist()}, b = {want_b:.5f}: update the net's own parameters")
+        return t("after the schedule w = {w}, b = {b:.5f}; plain gradient descent gives w = {want_w}, "
+                 "b = {want_b:.5f}: update the net's own parameters", w=np.round(w, 5).tolist(), b=b,
+                 want_w=np.round(want_w, 5).tolist(), want_b=want_b)
     if traces == 0:
-        return "the loss function you were given was never called: compute the loss with loss_fn(net(x), y)"
+        return t("the loss function you were given was never called: compute the loss with loss_fn(net(x), y)")
     if traces > 1:
-        return (f"the loss was traced {traces} times for {len(SCHEDULE)} steps: either the step runs eagerly "
-                "(decorate it with @ms.jit) or every new learning rate compiles again (a Python float is baked "
-                "into the graph: pass Tensor(lr, ms.float32))")
+        return t("the loss was traced {traces} times for {steps} steps: either the step runs eagerly "
+                 "(decorate it with @ms.jit) or every new learning rate compiles again (a Python float is baked "
+                 "into the graph: pass Tensor(lr, ms.float32))", traces=traces, steps=len(SCHEDULE))
     return None
 
 
@@ -176,7 +185,7 @@ def _check_graph_act(answer):
     from mindspore import Tensor, nn, ops
 
     if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
-        return f"expected a Cell class (not an instance), such as WithAct, got {shown(answer)}"
+        return t("expected a Cell class (not an instance), such as WithAct, got {answer}", answer=shown(answer))
     x = np.array([[-2.0], [-0.5], [0.5], [2.0]], dtype=np.float32)
     w, b = np.float32(1.5), np.float32(-0.25)
     previous = ms.get_context("mode")
@@ -186,75 +195,79 @@ def _check_graph_act(answer):
             net = answer(use_relu)
             dense = getattr(net, "dense", None)
             if not isinstance(dense, nn.Dense) or tuple(dense.weight.shape) != (1, 1):
-                return "keep the layer as it was: self.dense = nn.Dense(1, 1)"
+                return t("keep the layer as it was: self.dense = nn.Dense(1, 1)")
             ops.assign(dense.weight, Tensor([[w]]))
             ops.assign(dense.bias, Tensor([b]))
             try:
                 out = net(Tensor(x))
             except Exception as exc:  # a graph compile error is the learner's problem to see, not to raise
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                return f"{answer.__name__}({use_relu}) fails in graph mode: {type(exc).__name__}: {first}"
+                return t("{call} fails in graph mode: {error}: {first}", call=f"{answer.__name__}({use_relu})",
+                         error=type(exc).__name__, first=first)
             z = w * x + b
             want = np.maximum(z, 0) if use_relu else z
-            got, problem = as_array(out, f"{answer.__name__}({use_relu})'s output")
+            got, problem = as_array(out, t("{call}'s output", call=f"{answer.__name__}({use_relu})"))
             if problem:
                 return problem
             if got.shape != want.shape or not np.allclose(got, want, atol=1e-6):
-                kind = "ReLU(dense(x))" if use_relu else "dense(x) unchanged"
-                return (f"{answer.__name__}({use_relu}) compiles, but returns {got.ravel().round(4).tolist()} "
-                        f"for x = {x.ravel().tolist()}; expected {kind}: {want.ravel().round(4).tolist()}")
+                kind = "ReLU(dense(x))" if use_relu else t("dense(x) unchanged")
+                return t("{call} compiles, but returns {got} for x = {x}; expected {kind}: {want}",
+                         call=f"{answer.__name__}({use_relu})", got=got.ravel().round(4).tolist(),
+                         x=x.ravel().tolist(), kind=kind, want=want.ravel().round(4).tolist())
     finally:
         ms.set_context(mode=previous)
     return None
 
 
 faster_mode = Exercise("13.1", _check_faster_mode, hints=[
-    "compare the total time each mode needs for all n steps",
-    "graph mode pays compile_s once and then graph_step_s per step; PyNative pays pynative_step_s per step",
-    "compare n * pynative_step_s with compile_s + n * graph_step_s; a tie is no gain",
+    lazy("compare the total time each mode needs for all n steps"),
+    lazy("graph mode pays compile_s once and then graph_step_s per step; PyNative pays pynative_step_s per step"),
+    lazy("compare n * pynative_step_s with compile_s + n * graph_step_s; a tie is no gain"),
 ])
 compiles = Exercise("13.2", _check_compiles, hints=[
-    "a compiled graph is reused only when what it was compiled for is the same again",
-    "a compiled graph is reused when every Python value and every tensor shape and dtype was seen before",
+    lazy("a compiled graph is reused only when what it was compiled for is the same again"),
+    lazy("a compiled graph is reused when every Python value and every tensor shape and dtype was seen before"),
 ])
 graph_act = Exercise("13.3", _check_graph_act, hints=[
-    "read MindSpore's message: it names what graph mode cannot parse",
-    "MindSpore's message says it: put the lambda on a line of its own (an if statement), or use def, or nn.Identity()",
+    lazy("read MindSpore's message: it names what graph mode cannot parse"),
+    lazy("MindSpore's message says it: put the lambda on a line of its own (an if statement), or use def, or "
+         "nn.Identity()"),
 ])
 
 schedule_train = ScaffoldExercise("13.4", _check_schedule_train, hints=[
-    "start from make_sgd_step above: the same step, and a loop that calls it once per learning rate",
-    "the step must be compiled (@ms.jit), and the argument that changes at every call must not be a Python "
-    "float",
-    "in the loop: losses.append(sgd_step(x, y, Tensor(lr, ms.float32))); the step's body is "
-    "loss, grads = grad_fn(x, y), then ops.assign(p, p - lr * g) for each parameter and its gradient",
+    lazy("start from make_sgd_step above: the same step, and a loop that calls it once per learning rate"),
+    lazy("the step must be compiled (@ms.jit), and the argument that changes at every call must not be a Python "
+         "float"),
+    lazy("in the loop: losses.append(sgd_step(x, y, Tensor(lr, ms.float32))); the step's body is "
+         "loss, grads = grad_fn(x, y), then ops.assign(p, p - lr * g) for each parameter and its gradient"),
 ])
 
 # ---- predictions --------------------------------------------------------------------------------------
 same_weights = Prediction(
-    "13.5", "The same net, seed and data, trained 100 steps in PyNative and 100 steps in graph mode: how do the "
-            "final weights compare?",
-    {"a": ("identical, bit for bit",
-           "both modes run the same CPU kernels on the same numbers in the same order; compiling changes when and "
-           "how operations are launched, not the arithmetic"),
-     "b": ("within about 1e-6, but not bit for bit: the compiler reorders and fuses operations",
-           "compilers for big networks may fuse or reorder operations, and then float32 rounding can differ; on "
-           "this net and this CPU backend nothing is reordered: the next cell compares all 100 losses bit for bit"),
-     "c": ("graph mode is less accurate: it trades precision for speed",
-           "graph mode is faster because it removes Python and launch overhead, not because it computes with "
-           "fewer bits: both modes compute in float32")},
+    "13.5", lazy("The same net, seed and data, trained 100 steps in PyNative and 100 steps in graph mode: how do "
+                 "the final weights compare?"),
+    {"a": (lazy("identical, bit for bit"),
+           lazy("both modes run the same CPU kernels on the same numbers in the same order; compiling changes when "
+                "and how operations are launched, not the arithmetic")),
+     "b": (lazy("within about 1e-6, but not bit for bit: the compiler reorders and fuses operations"),
+           lazy("compilers for big networks may fuse or reorder operations, and then float32 rounding can differ; "
+                "on this net and this CPU backend nothing is reordered: the next cell compares all 100 losses bit "
+                "for bit")),
+     "c": (lazy("graph mode is less accurate: it trades precision for speed"),
+           lazy("graph mode is faster because it removes Python and launch overhead, not because it computes with "
+                "fewer bits: both modes compute in float32"))},
     answer="a")
 rebound_optimizer = Prediction(
-    "13.6", "train_step was compiled with the global `optimizer` (lr 0.5). Now `optimizer = nn.SGD(..., "
-            "learning_rate=0.0)` rebinds that name. What does the next train_step(X, Y) do?",
-    {"a": ("nothing: the learning rate is now 0",
-           "in Python the function would look the global name up again at each call; the compiled graph does not: "
-           "it captured the optimizer object it was compiled with"),
-     "b": ("a step with lr 0.5, as before",
-           "the compiled graph holds the optimizer object it saw when it compiled; rebinding a global name does "
-           "not change that object and is not among the things that trigger a recompile (shapes, dtypes, Python "
-           "argument values). Build a new step function after changing the optimizer"),
-     "c": ("it compiles again and steps with lr 0.0",
-           "a recompile happens for a new argument shape, dtype or Python value; a global rebound between calls is "
-           "not checked, so the old graph runs")},
+    "13.6", lazy("train_step was compiled with the global `optimizer` (lr 0.5). Now `optimizer = nn.SGD(..., "
+                 "learning_rate=0.0)` rebinds that name. What does the next train_step(X, Y) do?"),
+    {"a": (lazy("nothing: the learning rate is now 0"),
+           lazy("in Python the function would look the global name up again at each call; the compiled graph does "
+                "not: it captured the optimizer object it was compiled with")),
+     "b": (lazy("a step with lr 0.5, as before"),
+           lazy("the compiled graph holds the optimizer object it saw when it compiled; rebinding a global name "
+                "does not change that object and is not among the things that trigger a recompile (shapes, dtypes, "
+                "Python argument values). Build a new step function after changing the optimizer")),
+     "c": (lazy("it compiles again and steps with lr 0.0"),
+           lazy("a recompile happens for a new argument shape, dtype or Python value; a global rebound between "
+                "calls is not checked, so the old graph runs"))},
     answer="b")

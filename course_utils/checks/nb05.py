@@ -10,6 +10,7 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number
+from course_utils.messages import lazy, t
 from course_utils.oracles import CONVERGED
 
 MOMENTUM = 0.9
@@ -31,11 +32,12 @@ def _eigenvalues():
 
 def _number(answer):
     """A positive, finite learning rate, or a message saying what is wrong with the answer."""
-    value, problem = as_number(answer, "the learning rate")
+    value, problem = as_number(answer, t("the learning rate"))
     if problem:
         return None, problem
     if value <= 0:
-        return None, f"a learning rate must be > 0 (each step moves lr times the gradient downhill), got {value:g}"
+        return None, t("a learning rate must be > 0 (each step moves lr times the gradient downhill), got {value:g}",
+                       value=value)
     return value, None
 
 
@@ -68,19 +70,21 @@ def _check_threshold(answer):
     if _near(value, bound, 0.01):
         return None
     if _near(value, 1.0 / lam_max, 0.02):
-        return (f"{value:.3f} is 1 / lambda_max: above it the path zig-zags across the valley, but it still "
-                f"converges. Divergence starts at twice that")
+        return t("{value:.3f} is 1 / lambda_max: above it the path zig-zags across the valley, but it still "
+                 "converges. Divergence starts at twice that", value=value)
     if _near(value, 4.0 / lam_max, 0.02):
-        return (f"{value:.3f} is too large by a factor 2: nn.MSELoss is mean((pred - y)^2), so its Hessian is "
-                f"2 * mean of [[x^2, x], [x, 1]], with the factor 2")
+        return t("{value:.3f} is too large by a factor 2: nn.MSELoss is mean((pred - y)^2), so its Hessian is "
+                 "2 * mean of [[x^2, x], [x, 1]], with the factor 2", value=value)
     if _near(value, 2.0 / lam_min, 0.02):
-        return ("that is 2 / lambda_min: the smallest eigenvalue sets how SLOWLY the flat direction converges; "
-                "stability is decided by the steepest direction, the largest eigenvalue")
+        return t("that is 2 / lambda_min: the smallest eigenvalue sets how SLOWLY the flat direction converges; "
+                 "stability is decided by the steepest direction, the largest eigenvalue")
     if _near(value, 0.01, 0.01):
-        return "0.01 is the source article's learning rate: it is stable, but far below the threshold"
-    side = "diverges" if value > bound else "still converges"
-    return (f"at lr={value:.4g} plain gradient descent {side}; compute the Hessian's eigenvalues from x "
-            f"(np.linalg.eigvalsh) and use 2 / lambda_max")
+        return t("0.01 is the source article's learning rate: it is stable, but far below the threshold")
+    if value > bound:
+        return t("at lr={value:.4g} plain gradient descent diverges; compute the Hessian's eigenvalues from x "
+                 "(np.linalg.eigvalsh) and use 2 / lambda_max", value=value)
+    return t("at lr={value:.4g} plain gradient descent still converges; compute the Hessian's eigenvalues from x "
+             "(np.linalg.eigvalsh) and use 2 / lambda_max", value=value)
 
 
 def _check_fastest(answer):
@@ -93,14 +97,18 @@ def _check_fastest(answer):
     mine = sgd_steps_to_converge(value)
     if mine is None:
         if value >= 0.97 * 2.0 / lam_max:
-            return (f"lr={value:.4g} is at, or too close to, the stability bound 2 / lambda_max: there SGD "
-                    f"converges very slowly or diverges. Try a smaller one")
-        return f"lr={value:.4g} does not reach the best fit within 300 steps: try a larger learning rate"
+            return t("lr={value:.4g} is at, or too close to, the stability bound 2 / lambda_max: there SGD "
+                     "converges very slowly or diverges. Try a smaller one", value=value)
+        return t("lr={value:.4g} does not reach the best fit within 300 steps: try a larger learning rate",
+                 value=value)
     if mine <= math.ceil(1.15 * best):
         return None
-    hint = "larger" if value < best_lr else "a little smaller"
-    return (f"lr={value:.4g} needs {mine} steps to get within {TOL} of the best fit; the fastest learning rate "
-            f"needs about {best}. Try a {hint} one")
+    fields = dict(value=value, steps=mine, tol=TOL, best=best)
+    if value < best_lr:
+        return t("lr={value:.4g} needs {steps} steps to get within {tol} of the best fit; the fastest learning rate "
+                 "needs about {best}. Try a larger one", **fields)
+    return t("lr={value:.4g} needs {steps} steps to get within {tol} of the best fit; the fastest learning rate "
+             "needs about {best}. Try a slightly smaller one", **fields)
 
 
 def _check_momentum_threshold(answer):
@@ -112,28 +120,30 @@ def _check_momentum_threshold(answer):
     if _near(value, bound, 0.02):
         return None
     if _near(value, 2.0 / lam_max, 0.02):
-        return ("that is plain SGD's bound. Momentum accumulates past gradients, and for this quadratic that "
-                "widens the stable range: try lr=1.2 with Momentum in the lab")
+        return t("that is plain SGD's bound. Momentum accumulates past gradients, and for this quadratic that "
+                 "widens the stable range: try lr=1.2 with Momentum in the lab")
     if _near(value, 2.0 * (1.0 - MOMENTUM) / lam_max, 0.05):
-        return "momentum widens the stable range, it does not shrink it: the factor is (1 + momentum)"
-    side = "diverges" if value > bound else "still converges"
-    return (f"at lr={value:.4g} nn.Momentum(momentum=0.9) {side} on this data; the heavy-ball bound is "
-            f"2 (1 + momentum) / lambda_max")
+        return t("momentum widens the stable range, it does not shrink it: the factor is (1 + momentum)")
+    if value > bound:
+        return t("at lr={value:.4g} nn.Momentum(momentum=0.9) diverges on this data; the heavy-ball bound is "
+                 "2 (1 + momentum) / lambda_max", value=value)
+    return t("at lr={value:.4g} nn.Momentum(momentum=0.9) still converges on this data; the heavy-ball bound is "
+             "2 (1 + momentum) / lambda_max", value=value)
 
 
 divergence_threshold = Exercise("05.1", _check_threshold, hints=[
-    "the loss is quadratic in (w, b), so its curvature (the Hessian) is the same everywhere",
-    "the loss is quadratic, so its Hessian is constant: H = 2 * [[mean(x^2), mean(x)], [mean(x), 1]]. Gradient "
-    "descent is stable while lr < 2 / (largest eigenvalue of H)",
+    lazy("the loss is quadratic in (w, b), so its curvature (the Hessian) is the same everywhere"),
+    lazy("the loss is quadratic, so its Hessian is constant: H = 2 * [[mean(x^2), mean(x)], [mean(x), 1]]. "
+         "Gradient descent is stable while lr < 2 / (largest eigenvalue of H)"),
 ])
 fastest_sgd_lr = Exercise("05.2", _check_fastest, hints=[
-    "a learning rate has to suit both directions of the valley at once: the steep one and the flat one",
-    "the steep direction wants a small lr, the flat one a large lr; the best compromise for plain gradient descent is"
-    " lr = 2 / (lambda_min + lambda_max). Or search with the lab",
+    lazy("a learning rate has to suit both directions of the valley at once: the steep one and the flat one"),
+    lazy("the steep direction wants a small lr, the flat one a large lr; the best compromise for plain gradient "
+         "descent is lr = 2 / (lambda_min + lambda_max). Or search with the lab"),
 ])
 momentum_threshold = Exercise("05.3", _check_momentum_threshold, hints=[
-    "momentum lets a step carry part of the previous one; on a quadratic that moves the stability bound",
-    "for heavy-ball momentum (v = m v + g; p -= lr v) on a quadratic, the bound is 2 (1 + m) / lambda_max",
+    lazy("momentum lets a step carry part of the previous one; on a quadratic that moves the stability bound"),
+    lazy("for heavy-ball momentum (v = m v + g; p -= lr v) on a quadratic, the bound is 2 (1 + m) / lambda_max"),
 ])
 
 
@@ -168,14 +178,14 @@ def heavy_ball(lrs=STEP_LRS, momentum=MOMENTUM, start=STEP_START):
 
 
 def _pair(value, what, call):
-    arr, problem = as_array(value, f"the {what} returned at call {call}")
+    arr, problem = as_array(value, t("the {what} returned at call {call}", what=what, call=call))
     if problem:
         return None, problem
     if arr.size != 2:
-        return None, (f"the {what} returned at call {call} should have shape (2, 1) like the one passed in, "
-                      f"got {arr.shape}")
+        return None, t("the {what} returned at call {call} should have shape (2, 1) like the one passed in, "
+                       "got {shape}", what=what, call=call, shape=arr.shape)
     if not np.all(np.isfinite(arr)):
-        return None, f"the {what} returned at call {call} holds NaN or inf"
+        return None, t("the {what} returned at call {call} holds NaN or inf", what=what, call=call)
     return arr.reshape(2, 1), None
 
 
@@ -183,10 +193,11 @@ def _check_momentum_step(answer):
     import mindspore as ms
 
     if not callable(answer) or isinstance(answer, type):
-        return f"expected your function momentum_step (answer = momentum_step, without calling it), got {shown(answer)}"
+        return t("expected your function momentum_step (answer = momentum_step, without calling it), got {answer}",
+                 answer=shown(answer))
     if not _is_jit(answer):
-        return ("momentum_step is not compiled: decorate it with @ms.jit (the lab runs its steps as one compiled "
-                "graph, reused for every learning rate)")
+        return t("momentum_step is not compiled: decorate it with @ms.jit (the lab runs its steps as one compiled "
+                 "graph, reused for every learning rate)")
     a, y = ms.Tensor(np.hstack([STEP_X, np.ones_like(STEP_X)])), ms.Tensor(STEP_Y)
     theta = ms.Tensor(np.array(STEP_START, dtype=np.float32).reshape(2, 1))
     velocity = ms.Tensor(np.zeros((2, 1), np.float32))
@@ -194,12 +205,12 @@ def _check_momentum_step(answer):
     for k, lr in enumerate(STEP_LRS, start=1):
         out = answer(theta, velocity, a, y, ms.Tensor(lr, ms.float32))
         if out is None:
-            return f"momentum_step returned None. {NONE_HINT}"
+            return t("momentum_step returned None. {hint}", hint=t(NONE_HINT))
         if not isinstance(out, (tuple, list)) or len(out) != 3:
-            return f"momentum_step should return three things, (theta, velocity, loss), got {shown(out)}"
+            return t("momentum_step should return three things, (theta, velocity, loss), got {got}", got=shown(out))
         new_theta, problem = _pair(out[0], "theta", k)
         new_velocity, problem_v = _pair(out[1], "velocity", k)
-        loss, problem_l = as_number(out[2], f"the loss returned at call {k}")
+        loss, problem_l = as_number(out[2], t("the loss returned at call {call}", call=k))
         if problem or problem_v or problem_l:
             return problem or problem_v or problem_l
         got.append((new_theta, new_velocity, loss))
@@ -213,90 +224,90 @@ def _check_momentum_step(answer):
 
     if not close(thetas, want_thetas):
         if close(thetas, np.array([w[0] for w in heavy_ball(momentum=0.0)])):
-            return ("your step is plain SGD: the velocity must carry over, velocity = 0.9 * velocity + gradient, "
-                    "and theta moves by lr * velocity")
+            return t("your step is plain SGD: the velocity must carry over, velocity = 0.9 * velocity + gradient, "
+                     "and theta moves by lr * velocity")
         if close(thetas, np.array([w[0] for w in heavy_ball(lrs=[STEP_LRS[0]] * len(STEP_LRS))])):
-            return (f"every call used the first learning rate, {STEP_LRS[0]}: the checker passes "
-                    f"{', '.join(map(str, STEP_LRS))}; use the lr argument")
+            return t("every call used the first learning rate, {first}: the checker passes {lrs}; use the lr "
+                     "argument", first=STEP_LRS[0], lrs=", ".join(map(str, STEP_LRS)))
         if close(thetas, np.array([w[0] for w in heavy_ball(lrs=[-lr for lr in STEP_LRS])])):
-            return "the step moved uphill: theta - lr * velocity"
+            return t("the step moved uphill: theta - lr * velocity")
         if np.allclose(thetas, np.array(STEP_START).reshape(2, 1)):
-            return "theta never changed: return the new theta, theta - lr * velocity"
+            return t("theta never changed: return the new theta, theta - lr * velocity")
         k = int(np.argmax([not close(g, w) for g, w in zip(thetas, want_thetas)]))
-        return (f"after call {k + 1} (lr = {STEP_LRS[k]}) expected theta = {want_thetas[k].ravel().round(5).tolist()}, "
-                f"got {thetas[k].ravel().round(5).tolist()} (Momentum 0.9: velocity = 0.9 * velocity + gradient of "
-                "the MSE, theta = theta - lr * velocity)")
+        return t("after call {call} (lr = {lr}) expected theta = {want}, got {got} (Momentum 0.9: velocity = 0.9 * "
+                 "velocity + gradient of the MSE, theta = theta - lr * velocity)", call=k + 1, lr=STEP_LRS[k],
+                 want=want_thetas[k].ravel().round(5).tolist(), got=thetas[k].ravel().round(5).tolist())
     if not close(velocities, want_velocities):
-        return "theta is right, but the velocity you return is not 0.9 * velocity + gradient: return the new one"
+        return t("theta is right, but the velocity you return is not 0.9 * velocity + gradient: return the new one")
     for k, ((_, _, loss), (_, _, before, after)) in enumerate(zip(got, want), start=1):
         if np.isclose(loss, before, rtol=1e-4, atol=1e-7):
             continue
         if np.isclose(loss, after, rtol=1e-4, atol=1e-7):
-            return ("theta and the velocity are right, but the loss is the one after the update; return the loss "
-                    "that came with the gradient (before the update), as TrainOneStepCell does")
-        return (f"theta and the velocity are right, but call {k} returned the loss {loss:.6f}; the MSE before it "
-                f"is {before:.6f}")
+            return t("theta and the velocity are right, but the loss is the one after the update; return the loss "
+                     "that came with the gradient (before the update), as TrainOneStepCell does")
+        return t("theta and the velocity are right, but call {call} returned the loss {loss:.6f}; the MSE before it "
+                 "is {before:.6f}", call=k, loss=loss, before=before)
     return None
 
 
 fastest_of_four = Prediction(
-    "05.4", "Four SGD runs of 100 steps from the same start: lr = 0.05, 0.3, 0.6 and 0.85 (the stability bound "
-            "is about 0.81, and above 1 / lambda_max, about 0.40, the path zig-zags). Which run ends closest to "
-            "the least-squares fit?",
-    {"a": ("lr = 0.3: the largest learning rate whose path is smooth",
-           "a smooth path looks efficient, but at 0.3 the flat direction of the valley shrinks by only "
-           "1 - 0.3 * lambda_min, about 0.96, per step: after 100 steps it is close, not there"),
-     "b": ("lr = 0.6, zig-zag and all",
-           "the zig-zag happens along the steep direction, where |1 - lr * lambda_max| is still below 1, so it "
-           "dies out; meanwhile the flat direction, which limits the speed, shrinks twice as fast as at 0.3"),
-     "c": ("lr = 0.85: the largest steps cover the most ground",
-           "0.85 is above the bound 2 / lambda_max: every step overshoots further than the last along the steep "
-           "direction, and the loss grows by a constant factor per step")},
+    "05.4", lazy("Four SGD runs of 100 steps from the same start: lr = 0.05, 0.3, 0.6 and 0.85 (the stability bound "
+                 "is about 0.81, and above 1 / lambda_max, about 0.40, the path zig-zags). Which run ends closest to "
+                 "the least-squares fit?"),
+    {"a": (lazy("lr = 0.3: the largest learning rate whose path is smooth"),
+           lazy("a smooth path looks efficient, but at 0.3 the flat direction of the valley shrinks by only 1 - 0.3 * "
+                "lambda_min, about 0.96, per step: after 100 steps it is close, not there")),
+     "b": (lazy("lr = 0.6, zig-zag and all"),
+           lazy("the zig-zag happens along the steep direction, where |1 - lr * lambda_max| is still below 1, so it "
+                "dies out; meanwhile the flat direction, which limits the speed, shrinks twice as fast as at 0.3")),
+     "c": (lazy("lr = 0.85: the largest steps cover the most ground"),
+           lazy("0.85 is above the bound 2 / lambda_max: every step overshoots further than the last along the steep "
+                "direction, and the loss grows by a constant factor per step"))},
     answer="b")
 article_recipe = Prediction(
-    "05.5", "The article's recipe, lr = 0.01 for 100 steps, run with each optimizer from the same start. Which "
-            "optimizer ends closest to the least-squares fit?",
-    {"a": ("SGD, as article 000 says: for a network this small it performs best",
-           "at lr = 0.01 SGD is the slowest of the three: each step moves 0.01 times a gradient that is "
-           "small along the flat direction of the valley, and nothing builds up speed"),
-     "b": ("Momentum(0.9)",
-           "on a smooth bowl the velocity builds up to about 1 / (1 - 0.9) = 10 times the gradient, so "
-           "Momentum at 0.01 moves like SGD at about 0.1 once under way: it gets by far the closest"),
-     "c": ("Adam: adaptive learning rates fix a small lr",
-           "Adam divides each gradient by its running size, so each step moves every coordinate by about lr, "
-           "0.01, whatever the gradient: in 100 steps w cannot move much more than 1, and it needs about 2")},
+    "05.5", lazy("The article's recipe, lr = 0.01 for 100 steps, run with each optimizer from the same start. Which "
+                 "optimizer ends closest to the least-squares fit?"),
+    {"a": (lazy("SGD, as article 000 says: for a network this small it performs best"),
+           lazy("at lr = 0.01 SGD is the slowest of the three: each step moves 0.01 times a gradient that is small "
+                "along the flat direction of the valley, and nothing builds up speed")),
+     "b": (lazy("Momentum(0.9)"),
+           lazy("on a smooth bowl the velocity builds up to about 1 / (1 - 0.9) = 10 times the gradient, so Momentum "
+                "at 0.01 moves like SGD at about 0.1 once under way: it gets by far the closest")),
+     "c": (lazy("Adam: adaptive learning rates fix a small lr"),
+           lazy("Adam divides each gradient by its running size, so each step moves every coordinate by about lr, "
+                "0.01, whatever the gradient: in 100 steps w cannot move much more than 1, and it needs about 2"))},
     answer="b")
 momentum_step = Exercise("05.6", _check_momentum_step, hints=[
-    "ms.value_and_grad(mse) gives a function returning the loss and its gradient with respect to mse's first "
-    "argument, theta; the rest is two lines of arithmetic on Tensors",
-    "loss, grad = ms.value_and_grad(mse)(theta, a, y); velocity = 0.9 * velocity + grad; return theta - lr * "
-    "velocity, velocity, loss",
+    lazy("ms.value_and_grad(mse) gives a function returning the loss and its gradient with respect to mse's "
+         "first argument, theta; the rest is two lines of arithmetic on Tensors"),
+    lazy("loss, grad = ms.value_and_grad(mse)(theta, a, y); velocity = 0.9 * velocity + grad; return theta - lr * "
+         "velocity, velocity, loss"),
 ])
 
 larger_is_faster = Prediction(
-    "05.7", "Guiding question for the lab: with plain SGD and 100 steps, do larger learning rates always "
-            "learn faster? Move the slider from 0.1 towards 0.8 and watch 'converged from step k'.",
-    {"a": ("yes, up to the stability bound 2 / lambda_max: a larger step covers more ground",
-           "not up to the bound: close below it the steep direction's factor |1 - lr * lambda_max| approaches 1 "
-           "again, and SGD needs far more steps there than somewhat lower down"),
-     "b": ("no: the fastest learning rate lies below the bound; beyond it the zig-zag along the steep "
-           "direction dies out ever more slowly",
-           "the slower of the two directions sets the pace: the flat one for small rates, the steep one's "
-           "zig-zag for large ones (exercise 05.2 asks you to find the best compromise)"),
-     "c": ("no: above 1 / lambda_max, where the zig-zag starts, every larger rate is slower",
-           "the zig-zag starts at about 0.40, but the flat direction still speeds up beyond it: the fastest "
-           "rate zig-zags")},
+    "05.7", lazy("Guiding question for the lab: with plain SGD and 100 steps, do larger learning rates always learn "
+                 "faster? Move the slider from 0.1 towards 0.8 and watch 'converged from step k'."),
+    {"a": (lazy("yes, up to the stability bound 2 / lambda_max: a larger step covers more ground"),
+           lazy("not up to the bound: close below it the steep direction's factor |1 - lr * lambda_max| approaches 1 "
+                "again, and SGD needs far more steps there than somewhat lower down")),
+     "b": (lazy("no: the fastest learning rate lies below the bound; beyond it the zig-zag along the steep direction "
+                "dies out ever more slowly"),
+           lazy("the slower of the two directions sets the pace: the flat one for small rates, the steep one's "
+                "zig-zag for large ones (exercise 05.2 asks you to find the best compromise)")),
+     "c": (lazy("no: above 1 / lambda_max, where the zig-zag starts, every larger rate is slower"),
+           lazy("the zig-zag starts at about 0.40, but the flat direction still speeds up beyond it: the fastest rate "
+                "zig-zags"))},
     answer="b")
 adam_never_diverges = Prediction(
-    "05.8", "Guiding question for the lab: switch to Adam and push the learning rate to its top, 10 (more than "
-            "twelve times SGD's bound). What happens in 100 steps?",
-    {"a": ("it diverges at once, like SGD above 2 / lambda_max",
-           "Adam divides each gradient by its running size, so a step moves each coordinate by about lr whatever "
-           "the curvature: nothing multiplies the error by more than 1 at every step"),
-     "b": ("it jumps far away at first, then comes back and ends healthy, near the fit",
-           "each step is about lr long, so the first steps overshoot by several units; as the moving averages "
-           "follow the sign changes the steps shrink, and the loss ends close to its minimum"),
-     "c": ("it stays where it starts: the step is clipped",
-           "nothing is clipped: Adam's step is lr times the ratio of two moving averages, about 1 in size at "
-           "the start, so at lr = 10 the first step moves w and b by about 10")},
+    "05.8", lazy("Guiding question for the lab: switch to Adam and push the learning rate to its top, 10 (more than "
+                 "twelve times SGD's bound). What happens in 100 steps?"),
+    {"a": (lazy("it diverges at once, like SGD above 2 / lambda_max"),
+           lazy("Adam divides each gradient by its running size, so a step moves each coordinate by about lr whatever "
+                "the curvature: nothing multiplies the error by more than 1 at every step")),
+     "b": (lazy("it jumps far away at first, then comes back and ends healthy, near the fit"),
+           lazy("each step is about lr long, so the first steps overshoot by several units; as the moving averages "
+                "follow the sign changes the steps shrink, and the loss ends close to its minimum")),
+     "c": (lazy("it stays where it starts: the step is clipped"),
+           lazy("nothing is clipped: Adam's step is lr times the ratio of two moving averages, about 1 in size at the "
+                "start, so at lr = 10 the first step moves w and b by about 10"))},
     answer="b")

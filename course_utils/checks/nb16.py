@@ -7,6 +7,7 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_array, as_number
+from course_utils.messages import lazy, t
 
 # The checker's own points for 16.1: a grid over [-1.5, 1.5]^2.
 _AXIS = np.linspace(-1.5, 1.5, 21, dtype=np.float32)
@@ -30,31 +31,33 @@ def _check_mlp_class(answer):
     from mindspore import nn
 
     if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
-        return f"expected a class that subclasses nn.Cell (not an instance), got {shown(answer)}"
+        return t("expected a class that subclasses nn.Cell (not an instance), got {answer}", answer=shown(answer))
     net = answer()
     shapes = [tuple(p.shape) for p in net.trainable_params()]
     _give_random_weights(net, 1)
-    out, problem = as_array(net(ms.Tensor(GRID)), "the output of your net")
+    out, problem = as_array(net(ms.Tensor(GRID)), t("the output of your net"))
     if problem:
         return problem
     if out.shape != (len(GRID), 3):
-        return (f"for points of shape {GRID.shape} the output has shape {out.shape}; expected one score per "
-                f"class, shape ({len(GRID)}, 3): end with Dense(hidden, classes)")
+        return t("for points of shape {points} the output has shape {got}; expected one score per class, shape "
+                 "({rows}, 3): end with Dense(hidden, classes)", points=GRID.shape, got=out.shape, rows=len(GRID))
     if len(shapes) < 4:
-        return f"one Dense layer draws straight lines between the classes; add a hidden layer. Parameters: {shapes}"
+        return t("one Dense layer draws straight lines between the classes; add a hidden layer. Parameters: "
+                 "{shapes}", shapes=shapes)
     if not np.all(np.isfinite(out)):
-        return "the output holds NaN or inf for points in [-1.5, 1.5]^2"
+        return t("the output holds NaN or inf for points in [-1.5, 1.5]^2")
     if np.allclose(out.sum(1), 1.0, atol=1e-5) and np.all(out >= 0):
-        return ("the outputs are probabilities (each row sums to 1): return the raw scores (logits); the loss "
-                "applies the softmax itself")
+        return t("the outputs are probabilities (each row sums to 1): return the raw scores (logits); the loss "
+                 "applies the softmax itself")
     design = np.hstack([GRID, np.ones((len(GRID), 1))]).astype(np.float64)
     fit, *_ = np.linalg.lstsq(design, out, rcond=None)
     if np.max(np.abs(design @ fit - out)) < 1e-4:
-        return ("the output is still a linear function of the point, so the classes are split by straight lines: "
-                "put a nonlinearity such as nn.ReLU() between the layers")
+        return t("the output is still a linear function of the point, so the classes are split by straight "
+                 "lines: put a nonlinearity such as nn.ReLU() between the layers")
     wider = answer(hidden=64)
     if sum(p.size for p in wider.trainable_params()) <= sum(p.size for p in net.trainable_params()):
-        return "MLP(hidden=64) has no more parameters than MLP(): use `hidden` as the width of the hidden layers"
+        return t("MLP(hidden=64) has no more parameters than MLP(): use `hidden` as the width of the hidden "
+                 "layers")
     return None
 
 
@@ -72,32 +75,35 @@ def _check_loss_and_metrics(answer):
     import mindspore as ms
 
     if not (isinstance(answer, tuple) and len(answer) == 2):
-        return f"expected the pair (loss_fn, metrics), got {shown(answer)}"
+        return t("expected the pair (loss_fn, metrics), got {answer}", answer=shown(answer))
     loss_fn, metrics = answer
     if not callable(loss_fn):
-        return f"loss_fn must be a loss cell such as nn.MSELoss(), got {shown(loss_fn)}"
+        return t("loss_fn must be a loss cell such as nn.MSELoss(), got {loss_fn}", loss_fn=shown(loss_fn))
     logits, labels, want = _loss_setup()
     try:
         value = loss_fn(ms.Tensor(logits), ms.Tensor(labels))
     except (TypeError, ValueError, RuntimeError) as exc:
         first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
-        return (f"your loss fails on scores of shape (12, 3) and class numbers of shape (12,) ({first}): the labels "
-                f"are class numbers, so the loss needs sparse=True")
-    got, problem = as_array(value, "the loss")
+        return t("your loss fails on scores of shape (12, 3) and class numbers of shape (12,) ({error}): the "
+                 "labels are class numbers, so the loss needs sparse=True", error=first)
+    got, problem = as_array(value, t("the loss"))
     if problem:
         return problem
     if got.size != 1:
-        return f"the loss is an array of shape {got.shape}: reduce it to one number, the mean (reduction='mean')"
+        return t("the loss is an array of shape {shape}: reduce it to one number, the mean (reduction='mean')",
+                 shape=got.shape)
     got = float(got.reshape(()))
     if np.isclose(got, want * len(labels), rtol=1e-4):
-        return f"the loss is the sum over the batch ({got:.4f}); use the mean ({want:.4f}), reduction='mean'"
+        return t("the loss is the sum over the batch ({got:.4f}); use the mean ({want:.4f}), reduction='mean'",
+                 got=got, want=want)
     if not np.isclose(got, want, rtol=1e-4):
-        return f"on the check's 12 scores the loss is {got:.4f}, the mean cross-entropy is {want:.4f}"
+        return t("on the check's 12 scores the loss is {got:.4f}, the mean cross-entropy is {want:.4f}", got=got,
+                 want=want)
     names = set(metrics) if isinstance(metrics, (set, dict, list, tuple)) else None
     if names is None:
-        return f"metrics must be a set of names such as {{'accuracy'}}, got {shown(metrics)}"
+        return t("metrics must be a set of names such as {{'accuracy'}}, got {metrics}", metrics=shown(metrics))
     if "accuracy" not in names:
-        return f"metrics {sorted(map(str, names))} has no 'accuracy', what the challenge scores"
+        return t("metrics {names} has no 'accuracy', what the challenge scores", names=sorted(map(str, names)))
     return None
 
 
@@ -148,12 +154,12 @@ def train_oracle(lr=TRAIN_LR, epochs=TRAIN_EPOCHS, batch_size=TRAIN_BATCH, optim
     return params
 
 
-_TRAIN_MISTAKES = [
-    ({"optimizer": "sgd"}, "that is plain SGD; use nn.Adam(net.trainable_params(), learning_rate=lr)"),
-    ({"drop_last": True}, "the last, smaller batch (8 of the 40 rows) was skipped; train on it too"),
-    ({"batch_size": 40}, "that is one full batch per epoch; split each epoch into batches of batch_size rows"),
-    ({"epochs": TRAIN_EPOCHS - 1}, f"that is {TRAIN_EPOCHS - 1} epochs; train for `epochs` passes over the data"),
-    ({"epochs": 1}, "that is 1 epoch; train for `epochs` passes over the data"),
+_TRAIN_MISTAKES = [  # the reasons are shown with t(why, epochs=TRAIN_EPOCHS - 1)
+    ({"optimizer": "sgd"}, lazy("that is plain SGD; use nn.Adam(net.trainable_params(), learning_rate=lr)")),
+    ({"drop_last": True}, lazy("the last, smaller batch (8 of the 40 rows) was skipped; train on it too")),
+    ({"batch_size": 40}, lazy("that is one full batch per epoch; split each epoch into batches of batch_size rows")),
+    ({"epochs": TRAIN_EPOCHS - 1}, lazy("that is {epochs} epochs; train for `epochs` passes over the data")),
+    ({"epochs": 1}, lazy("that is 1 epoch; train for `epochs` passes over the data")),
 ]
 
 
@@ -166,7 +172,7 @@ def _check_train_function(answer):
     from mindspore import Tensor, nn, ops
 
     if not callable(answer):
-        return f"expected your function train_model, got {shown(answer)}"
+        return t("expected your function train_model, got {answer}", answer=shown(answer))
     x, y, init = _train_setup()
     net = nn.SequentialCell(nn.Dense(2, 4), nn.Tanh(), nn.Dense(4, 3))
     for param, value in zip(net.trainable_params(), init):
@@ -175,20 +181,21 @@ def _check_train_function(answer):
     answer(net, loss_fn, x.copy(), y.copy(), TRAIN_LR, TRAIN_EPOCHS, TRAIN_BATCH)
     got = [p.asnumpy().astype(np.float64) for p in net.trainable_params()]
     if not all(np.all(np.isfinite(g)) for g in got):
-        return "after your training the net's weights hold NaN or inf"
+        return t("after your training the net's weights hold NaN or inf")
     if _close(got, init):
-        return ("the net's weights did not change: train the net you are given, in place (not a new one), "
-                "with an optimizer over net.trainable_params()")
+        return t("the net's weights did not change: train the net you are given, in place (not a new one), "
+                 "with an optimizer over net.trainable_params()")
     want = train_oracle()
     if _close(got, want):
         return None
-    where = f"on the check's data (40 rows, lr {TRAIN_LR}, {TRAIN_EPOCHS} epochs, batches of {TRAIN_BATCH})"
+    setting = t("40 rows, lr {lr}, {epochs} epochs, batches of {batch_size}", lr=TRAIN_LR, epochs=TRAIN_EPOCHS,
+                batch_size=TRAIN_BATCH)
     for settings, why in _TRAIN_MISTAKES:
         if _close(got, train_oracle(**settings)):
-            return f"{where}: {why}"
+            return t("on the check's data ({setting}): {why}", setting=setting, why=t(why, epochs=TRAIN_EPOCHS - 1))
     err = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
-    return (f"{where} your weights differ from Adam's by up to {err:.3g}: the loss_fn you are given, nn.Adam, "
-            "batches in order without shuffling, every batch once per epoch")
+    return t("on the check's data ({setting}) your weights differ from Adam's by up to {err:.3g}: the loss_fn you are "
+             "given, nn.Adam, batches in order without shuffling, every batch once per epoch", setting=setting, err=err)
 
 
 # ---- 16.4 the evaluation ------------------------------------------------------------------------------
@@ -197,7 +204,7 @@ def _check_accuracy_function(answer):
     from mindspore import nn
 
     if not callable(answer):
-        return f"expected your function accuracy, got {shown(answer)}"
+        return t("expected your function accuracy, got {answer}", answer=shown(answer))
     rng = np.random.default_rng(3)
     x = rng.normal(0.0, 1.0, (50, 2)).astype(np.float32)
     y = rng.integers(0, 3, 50).astype(np.int32)
@@ -207,18 +214,19 @@ def _check_accuracy_function(answer):
     result = answer(net, x.copy(), y.copy())
     values = result.asnumpy() if hasattr(result, "asnumpy") else result
     if isinstance(values, np.ndarray) and values.size > 1:
-        return (f"your function returned an array of shape {values.shape}: return one number, the fraction of "
-                f"correct predictions")
-    got, problem = as_number(result, "your accuracy")
+        return t("your function returned an array of shape {shape}: return one number, the fraction of correct "
+                 "predictions", shape=values.shape)
+    got, problem = as_number(result, t("your accuracy"))
     if problem:
         return problem
     if np.isclose(got, want * len(y)):
-        return f"{got:g} is the number of correct predictions; divide by the number of points ({len(y)})"
+        return t("{got:g} is the number of correct predictions; divide by the number of points ({points})", got=got,
+                 points=len(y))
     if np.isclose(got, 100 * want):
-        return f"{got:g} is a percentage; return the fraction ({want:.2f})"
+        return t("{got:g} is a percentage; return the fraction ({want:.2f})", got=got, want=want)
     if not np.isclose(got, want):
-        return (f"on the check's 50 points and net the accuracy is {want:.2f}, yours {got:.4g}: the predicted class "
-                f"is the argmax of the scores along axis 1 (one row per point)")
+        return t("on the check's 50 points and net the accuracy is {want:.2f}, yours {got:.4g}: the predicted "
+                 "class is the argmax of the scores along axis 1 (one row per point)", want=want, got=got)
     return None
 
 
@@ -232,63 +240,63 @@ class _PairExercise(Exercise):
 
 
 mlp_class = ScaffoldExercise("16.1", _check_mlp_class, hints=[
-    "MinimalNet is one Dense layer: it can only draw straight lines between classes. What has to sit between "
-    "two Dense layers so that the boundary can bend?",
-    "a hidden layer: Dense(2, hidden), a nonlinearity such as nn.ReLU(), Dense(hidden, hidden), ReLU again, "
-    "and a last Dense(hidden, classes) that gives one score per class; nn.SequentialCell chains cells",
-    "self.body = nn.SequentialCell(nn.Dense(2, hidden), nn.ReLU(), nn.Dense(hidden, hidden), nn.ReLU(), "
-    "nn.Dense(hidden, classes)) in __init__, and construct returns self.body(x)",
+    lazy("MinimalNet is one Dense layer: it can only draw straight lines between classes. What has to sit between "
+         "two Dense layers so that the boundary can bend?"),
+    lazy("a hidden layer: Dense(2, hidden), a nonlinearity such as nn.ReLU(), Dense(hidden, hidden), ReLU again, "
+         "and a last Dense(hidden, classes) that gives one score per class; nn.SequentialCell chains cells"),
+    lazy("self.body = nn.SequentialCell(nn.Dense(2, hidden), nn.ReLU(), nn.Dense(hidden, hidden), nn.ReLU(), "
+         "nn.Dense(hidden, classes)) in __init__, and construct returns self.body(x)"),
 ])
 loss_and_metrics = _PairExercise("16.2", _check_loss_and_metrics, hints=[
-    "the labels are class numbers (0, 1, 2) and the net gives one score per class: which loss of notebook 10 "
-    "compares scores with class numbers, and which metric counts the right answers?",
-    "nn.SoftmaxCrossEntropyWithLogits with sparse=True (labels as class numbers) and reduction='mean'; the "
-    "metric is called 'accuracy'",
-    "answer = (nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'), {'accuracy', 'loss'})",
+    lazy("the labels are class numbers (0, 1, 2) and the net gives one score per class: which loss of notebook 10 "
+         "compares scores with class numbers, and which metric counts the right answers?"),
+    lazy("nn.SoftmaxCrossEntropyWithLogits with sparse=True (labels as class numbers) and reduction='mean'; the "
+         "metric is called 'accuracy'"),
+    lazy("answer = (nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'), {'accuracy', 'loss'})"),
 ])
 train_function = ScaffoldExercise("16.3", _check_train_function, hints=[
-    "the pieces of notebook 07 (or 09): an optimizer, the loss you are given, a step, and two loops, over "
-    "epochs and over batches",
-    "optimizer = nn.Adam(net.trainable_params(), learning_rate=lr); grad_fn = ms.value_and_grad(forward, None, "
-    "optimizer.parameters) with forward(a, b) = loss_fn(net(a), b); the batches are x[s:s + batch_size] for "
-    "s in range(0, len(x), batch_size)",
-    "in the loops: loss, grads = grad_fn(Tensor(xb), Tensor(yb)); optimizer(grads). Or with Model: "
-    "Model(net, loss_fn, optimizer).train(epochs, ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=False)"
-    ".batch(batch_size), dataset_sink_mode=False)",
+    lazy("the pieces of notebook 07 (or 09): an optimizer, the loss you are given, a step, and two loops, over "
+         "epochs and over batches"),
+    lazy("optimizer = nn.Adam(net.trainable_params(), learning_rate=lr); grad_fn = ms.value_and_grad(forward, None, "
+         "optimizer.parameters) with forward(a, b) = loss_fn(net(a), b); the batches are x[s:s + batch_size] for s "
+         "in range(0, len(x), batch_size)"),
+    lazy("in the loops: loss, grads = grad_fn(Tensor(xb), Tensor(yb)); optimizer(grads). Or with Model: Model(net, "
+         "loss_fn, optimizer).train(epochs, ds.NumpySlicesDataset({'x': x, 'y': y}, "
+         "shuffle=False).batch(batch_size), dataset_sink_mode=False)"),
 ])
 accuracy_function = ScaffoldExercise("16.4", _check_accuracy_function, hints=[
-    "the net gives one score per class and point; the predicted class is the one with the highest score. "
-    "What fraction of the points gets its own label?",
-    "scores = net(Tensor(x)).asnumpy() has one row per point; scores.argmax(axis=1) are the predicted classes",
-    "return float(np.mean(net(Tensor(x)).asnumpy().argmax(axis=1) == y))",
+    lazy("the net gives one score per class and point; the predicted class is the one with the highest score. What "
+         "fraction of the points gets its own label?"),
+    lazy("scores = net(Tensor(x)).asnumpy() has one row per point; scores.argmax(axis=1) are the predicted classes"),
+    lazy("return float(np.mean(net(Tensor(x)).asnumpy().argmax(axis=1) == y))"),
 ])
 
 # ---- predictions --------------------------------------------------------------------------------------
 resume_exact = Prediction(
-    "16.5", "A run of 12 epochs is stopped after epoch 5 and resumed from last.ckpt (weights, Adam's moments, "
-            "the epoch and the early-stop state) with --resume. How do its final weights compare with a run "
-            "that was never stopped?",
-    {"a": ("bitwise identical",
-           "nothing that decides a step is lost: the weights and Adam's state are in last.ckpt, and the order of "
-           "every epoch's batches is a function of (seed, epoch) alone, so epoch 6 reads the same batches "
-           "either way"),
-     "b": ("equal to about 6 digits: a checkpoint rounds, and restarting changes the order of the sums",
-           "a checkpoint holds every float32 exactly, and the resumed run computes the same operations on "
-           "the same batches in the same order: there is nothing to round differently"),
-     "c": ("clearly different: a fresh dataset restarts the shuffling at epoch 1",
-           "it would with a dataset that shuffles by itself (its shuffle state is not in the checkpoint); "
-           "the project's EpochBatches derives each epoch's order from (seed, epoch), so it cannot restart")},
+    "16.5", lazy("A run of 12 epochs is stopped after epoch 5 and resumed from last.ckpt (weights, Adam's moments, "
+                 "the epoch and the early-stop state) with --resume. How do its final weights compare with a run "
+                 "that was never stopped?"),
+    {"a": (lazy("bitwise identical"),
+           lazy("nothing that decides a step is lost: the weights and Adam's state are in last.ckpt, and the order "
+                "of every epoch's batches is a function of (seed, epoch) alone, so epoch 6 reads the same batches "
+                "either way")),
+     "b": (lazy("equal to about 6 digits: a checkpoint rounds, and restarting changes the order of the sums"),
+           lazy("a checkpoint holds every float32 exactly, and the resumed run computes the same operations on the "
+                "same batches in the same order: there is nothing to round differently")),
+     "c": (lazy("clearly different: a fresh dataset restarts the shuffling at epoch 1"),
+           lazy("it would with a dataset that shuffles by itself (its shuffle state is not in the checkpoint); the "
+                "project's EpochBatches derives each epoch's order from (seed, epoch), so it cannot restart"))},
     answer="a")
 amp_speed = Prediction(
-    "16.6", "The same training with mixed precision O3 (the whole net in float16) on this laptop CPU: "
-            "how does a training step compare with O0 (float32)?",
-    {"a": ("about twice as fast: half the bits to move",
-           "that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none and emulates "
-           "float16, so there is nothing to gain"),
-     "b": ("no faster: about the same, or slower",
-           "the CPU has no float16 units, and O3 adds casts between float16 and float32 around the layers; on a "
-           "net this small the step costs about the same, sometimes more, never clearly less"),
-     "c": ("several times slower: emulating float16 in software is expensive",
-           "the emulation converts at the edges of each kernel, it does not compute bit by bit: a few more "
-           "kernels per step, not a different order of cost")},
+    "16.6", lazy("The same training with mixed precision O3 (the whole net in float16) on this laptop CPU: how does "
+                 "a training step compare with O0 (float32)?"),
+    {"a": (lazy("about twice as fast: half the bits to move"),
+           lazy("that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none and emulates "
+                "float16, so there is nothing to gain")),
+     "b": (lazy("no faster: about the same, or slower"),
+           lazy("the CPU has no float16 units, and O3 adds casts between float16 and float32 around the layers; on "
+                "a net this small the step costs about the same, sometimes more, never clearly less")),
+     "c": (lazy("several times slower: emulating float16 in software is expensive"),
+           lazy("the emulation converts at the edges of each kernel, it does not compute bit by bit: a few more "
+                "kernels per step, not a different order of cost"))},
     answer="b")

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from course_utils._validate import require_int, require_number, require_series
+from course_utils.messages import lazy, t
 
 DIVERGED = "diverged"  # the loss, a gradient or a parameter became NaN or inf
 DIVERGING = "diverging"  # still finite, but the loss ended higher than it started
@@ -19,6 +20,9 @@ FROZEN = "frozen"  # the parameters stopped changing although the gradient is no
 NO_PROGRESS = "no progress"  # the loss hardly fell, or is no better than predicting the mean
 HEALTHY = "healthy"
 VERDICTS = (DIVERGED, DIVERGING, EXPLODING, FROZEN, NO_PROGRESS, HEALTHY)  # most serious first
+# The verdict as the report's headline shows it (the Chinese edition adds its meaning after the name).
+_HEADLINES = {DIVERGED: lazy("DIVERGED"), DIVERGING: lazy("DIVERGING"), EXPLODING: lazy("EXPLODING GRADIENTS"),
+              FROZEN: lazy("FROZEN"), NO_PROGRESS: lazy("NO PROGRESS"), HEALTHY: lazy("HEALTHY")}
 
 
 class HealthReport:
@@ -36,7 +40,8 @@ class HealthReport:
         return self.verdict == HEALTHY
 
     def __str__(self):
-        lines = [f"Training health: {self.verdict.upper()} ({self.steps} steps)"]
+        lines = [t("Training health: {verdict} ({steps} steps)", verdict=t(_HEADLINES[self.verdict]),
+                   steps=self.steps)]
         lines += [f"  {line}" for line in self.facts]
         lines += [f"  ! {verdict}: {text}" for verdict, text in self.findings]
         return "\n".join(lines)
@@ -115,44 +120,48 @@ def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, m
         offset = 0 if par.shape[0] == n + 1 else 1  # the step whose update the first row difference shows
 
     findings = []
-    facts = [f"loss:          first {loss[0]:.4g}, last {loss[-1]:.4g}"]
+    facts = [t("loss:          first {first:.4g}, last {last:.4g}", first=loss[0], last=loss[-1])]
     if grad is not None:
         finite_grad = grad[np.isfinite(grad)]
-        largest = f"{finite_grad.max():.4g}" if finite_grad.size else "none finite"
-        facts.append(f"gradient norm: first {grad[0]:.4g}, largest finite {largest}, last {grad[-1]:.4g}")
+        largest = f"{finite_grad.max():.4g}" if finite_grad.size else t("none finite")
+        facts.append(t("gradient norm: first {first:.4g}, largest finite {largest}, last {last:.4g}", first=grad[0],
+                       largest=largest, last=grad[-1]))
     if par is not None:
         with np.errstate(invalid="ignore", over="ignore"):
             changes = np.linalg.norm(np.diff(par, axis=0), axis=1)
-        facts.append(f"parameter change per step: median {np.median(changes):.4g}, last {changes[-1]:.4g}")
+        facts.append(t("parameter change per step: median {median:.4g}, last {last:.4g}", median=np.median(changes),
+                       last=changes[-1]))
     if baseline_loss is not None:
-        facts.append(f"baseline loss (predict the mean): {baseline_loss:.4g}")
+        facts.append(t("baseline loss (predict the mean): {baseline:.4g}", baseline=baseline_loss))
 
     # 1. NaN or inf anywhere: nothing else is meaningful after that
     first_bad = []  # (step, order, description) of the first non-finite value in each series
     step = _first(~np.isfinite(loss))
     if step is not None:
-        first_bad.append((step, 0, f"the loss became {loss[step]} at step {step}"))
+        first_bad.append((step, 0, t("the loss became {value} at step {step}", value=loss[step], step=step)))
     step = _first(~np.isfinite(grad)) if grad is not None else None
     if step is not None:
-        first_bad.append((step, 1, f"the gradient norm became {grad[step]} at step {step}"))
+        first_bad.append((step, 1, t("the gradient norm became {value} at step {step}", value=grad[step], step=step)))
     row = _first(~np.all(np.isfinite(par), axis=1)) if par is not None else None
     if row is not None:
         step = max(row - 1 + offset, 0)  # the step whose update produced that row
-        first_bad.append((step, 2, f"a parameter became NaN or inf at step {step}"))
+        first_bad.append((step, 2, t("a parameter became NaN or inf at step {step}", step=step)))
     if first_bad:
-        findings.append((DIVERGED, f"{min(first_bad)[2]}. Usual causes: a learning rate above the stability "
-                                   "limit, inputs on a large scale, or gradients exploding in a deep net. Lower the "
-                                   "learning rate, rescale the inputs, or clip the gradients."))
+        findings.append((DIVERGED, t("{problem}. Usual causes: a learning rate above the stability limit, inputs on a "
+                                     "large scale, or gradients exploding in a deep net. Lower the learning rate, "
+                                     "rescale the inputs, or clip the gradients.", problem=min(first_bad)[2])))
         return HealthReport(n, findings, facts)
 
     # 2. finite, but moving the wrong way
     if loss[-1] > loss[0]:
-        findings.append((DIVERGING, f"the loss grew from {loss[0]:.4g} to {loss[-1]:.4g}: the learning rate is "
-                                    "probably too large (each step overshoots further). It will become inf or NaN."))
+        findings.append((DIVERGING, t("the loss grew from {first:.4g} to {last:.4g}: the learning rate is probably "
+                                      "too large (each step overshoots further). It will become inf or NaN.",
+                                      first=loss[0], last=loss[-1])))
     if grad is not None and grad[0] > 0 and grad.max() > explode_factor * grad[0]:
         step = int(np.argmax(grad))
-        findings.append((EXPLODING, f"the gradient norm grew {grad.max() / grad[0]:.3g}-fold, to {grad.max():.4g} at "
-                                    f"step {step}. Clip it (ops.clip_by_global_norm) and check the learning rate."))
+        findings.append((EXPLODING, t("the gradient norm grew {factor:.3g}-fold, to {largest:.4g} at step {step}. "
+                                      "Clip it (ops.clip_by_global_norm) and check the learning rate.",
+                                      factor=grad.max() / grad[0], largest=grad.max(), step=step)))
 
     # 3. parameter values that stopped moving although the gradient says they should move
     if par is not None and grad is not None:
@@ -163,12 +172,13 @@ def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, m
             start = len(still) - int(trailing[stuck].min()) + offset  # every stuck value is unchanged since
             pushed = float(np.median(grad[start:])) if start < n else 0.0
             if pushed > 1e-3 * grad.max():  # not a float32 fixed point at the minimum
-                which = "all" if stuck.all() else f"{int(stuck.sum())} of"
-                findings.append((FROZEN, f"{which} {stuck.size} parameter values have not changed since step {start} "
-                                         f"although the gradient norm is {pushed:.4g}: the optimizer no longer "
-                                         "updates them. In PyNative, Parameter.set_data or load_param_into_net after "
-                                         "the optimizer has stepped does this: reset with ops.assign, or build a new "
-                                         "optimizer."))
+                values = (t("all {total} parameter values", total=stuck.size) if stuck.all()
+                          else t("{stuck} of {total} parameter values", stuck=int(stuck.sum()), total=stuck.size))
+                findings.append((FROZEN, t("{values} have not changed since step {start} although the gradient norm "
+                                           "is {norm:.4g}: the optimizer no longer updates them. In PyNative, "
+                                           "Parameter.set_data or load_param_into_net after the optimizer has "
+                                           "stepped does this: reset with ops.assign, or build a new optimizer.",
+                                           values=values, start=start, norm=pushed)))
 
     # 4. finite and not growing, but not learning either. Which way to move the learning rate depends on
     # how the loss failed to fall: steadily but slowly (too small), or up and down (each step overshoots).
@@ -176,18 +186,20 @@ def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, m
     improvement = 1.0 - loss[-1] / loss[0] if loss[0] > 0 else 0.0
     bouncing = _bouncing(loss, par)
     if bouncing:
-        advice = ("The loss goes up and down from step to step and the parameters jump back and forth: each step "
-                  "overshoots the minimum. The learning rate is too large (clipping can keep such a run finite, "
-                  "not make it converge): lower it, 2 to 3 times at a time.")
+        advice = t("The loss goes up and down from step to step and the parameters jump back and forth: each step "
+                   "overshoots the minimum. The learning rate is too large (clipping can keep such a run finite, "
+                   "not make it converge): lower it, 2 to 3 times at a time.")
     else:
-        advice = ("The loss falls steadily, just slowly: the learning rate may be too small (10 times smaller "
-                  "needs about 10 times the steps), or the inputs badly scaled (some directions then learn far more "
-                  "slowly than others: standardise them).")
+        advice = t("The loss falls steadily, just slowly: the learning rate may be too small (10 times smaller "
+                   "needs about 10 times the steps), or the inputs badly scaled (some directions then learn far more "
+                   "slowly than others: standardise them).")
     if not serious and improvement < min_improvement:
-        findings.append((NO_PROGRESS, f"the loss fell by only {improvement:.1%} in {n} steps. {advice}"))
+        findings.append((NO_PROGRESS, t("the loss fell by only {improvement:.1%} in {n} steps. {advice}",
+                                        improvement=improvement, n=n, advice=advice)))
     if not serious and baseline_loss is not None and loss[-1] > 0.5 * baseline_loss:
-        shape = ("" if bouncing else " Or predictions and targets differ in shape ((n, 1) against (n,) broadcasts "
-                 "silently, and the best the model can then do is predict the mean).")
-        findings.append((NO_PROGRESS, f"the final loss is {loss[-1] / baseline_loss:.0%} of the baseline: the model "
-                                      f"has learned little beyond the mean of y. {advice}{shape}"))
+        shape = ("" if bouncing else t(" Or predictions and targets differ in shape ((n, 1) against (n,) broadcasts "
+                                       "silently, and the best the model can then do is predict the mean)."))
+        findings.append((NO_PROGRESS, t("the final loss is {ratio:.0%} of the baseline: the model has learned little "
+                                        "beyond the mean of y. {advice}{shape}", ratio=loss[-1] / baseline_loss,
+                                        advice=advice, shape=shape)))
     return HealthReport(n, findings, facts)

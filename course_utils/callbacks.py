@@ -14,6 +14,7 @@ import numpy as np
 from mindspore import Parameter, Tensor
 from mindspore.train import Callback
 
+from course_utils.messages import t
 from course_utils.plots import plot_loss
 
 PROGRESS_KINDS = ("auto", "notebook", "text")
@@ -23,14 +24,14 @@ def loss_value(net_outputs):
     """The loss in ``cb_params.net_outputs`` as a float: a Tensor's mean, or the first item of a tuple."""
     if isinstance(net_outputs, (tuple, list)):
         if not net_outputs:
-            raise ValueError("net_outputs is an empty tuple: the train network returned no loss")
+            raise ValueError(t("net_outputs is an empty tuple: the train network returned no loss"))
         net_outputs = net_outputs[0]
     if isinstance(net_outputs, Tensor):
         net_outputs = net_outputs.asnumpy()
     if isinstance(net_outputs, (np.ndarray, np.generic, float, int)) and not isinstance(net_outputs, bool):
         return float(np.mean(net_outputs))
-    raise TypeError(f"cannot read a loss from net_outputs of type {type(net_outputs).__name__}; "
-                    f"the train network should return the loss as a Tensor (or a tuple starting with it)")
+    raise TypeError(t("cannot read a loss from net_outputs of type {kind}; the train network should return the "
+                      "loss as a Tensor (or a tuple starting with it)", kind=type(net_outputs).__name__))
 
 
 def _scalar_lr(optimizer):
@@ -58,9 +59,10 @@ def _monitored(callback, cb_params, training):
         return results[callback.monitor]
     if training and results and not callback._warned:
         callback._warned = True
-        warnings.warn(f"{type(callback).__name__}: monitor={callback.monitor!r} is not a value of this "
-                      f"evaluation, which has {sorted(results)}; nothing is shown for validation. Pass one of "
-                      f"those names as monitor.", UserWarning, stacklevel=2)
+        warnings.warn(t("{callback}: monitor={monitor!r} is not a value of this evaluation, which has {names}; "
+                        "nothing is shown for validation. Pass one of those names as monitor.",
+                        callback=type(callback).__name__, monitor=callback.monitor, names=sorted(results)),
+                      UserWarning, stacklevel=2)
     return None
 
 
@@ -110,8 +112,8 @@ class HistoryRecorder(Callback):
             available = {p.name for p in cb_params.train_network.get_parameters()}
             missing = [name for name in self.param_names if name not in available]
             if missing:
-                raise ValueError(f"HistoryRecorder: no parameter named {missing} in the network; "
-                                 f"available: {sorted(available)}")
+                raise ValueError(t("HistoryRecorder: no parameter named {missing} in the network; available: "
+                                   "{available}", missing=missing, available=sorted(available)))
 
     def on_train_step_end(self, run_context):
         self.step_losses.append(loss_value(run_context.original_args().net_outputs))
@@ -259,7 +261,8 @@ class ProgressBar(Callback):
     def on_train_step_end(self, run_context):
         cb_params = run_context.original_args()
         loss = loss_value(cb_params.net_outputs)
-        self._step = f"epoch {cb_params.cur_epoch_num}/{cb_params.epoch_num}, loss {loss:.4f}"
+        self._step = t("epoch {epoch}/{total}, loss {loss:.4f}", epoch=cb_params.cur_epoch_num,
+                       total=cb_params.epoch_num, loss=loss)
         self.bar.set_postfix_str(self._step + self._val, refresh=False)
         self.bar.update(1)
 

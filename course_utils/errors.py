@@ -15,6 +15,8 @@ import contextlib
 import logging
 import os
 
+from course_utils.messages import t
+
 MAX_LINES = 6  # of the message; the rest is cut with a note (MindSpore's messages can run to 30 lines)
 # Where MindSpore's messages turn from the learner to the framework developer: the C++ call stack, and the
 # compiled graph's id and source position (a file path that changes with every run of a notebook cell).
@@ -41,7 +43,7 @@ def _short(exc, folder):
     lines = [line.rstrip() for line in text.replace(prefix, "").strip().splitlines()]
     lines = [line for i, line in enumerate(lines) if line or (i and lines[i - 1])]  # no double blank lines
     if len(lines) > MAX_LINES:
-        lines = lines[:MAX_LINES] + [f"[... {len(lines) - MAX_LINES} more lines]"]
+        lines = lines[:MAX_LINES] + [t("[... {count} more lines]", count=len(lines) - MAX_LINES)]
     return f"{type(exc).__name__}: " + "\n".join(lines)
 
 
@@ -76,7 +78,7 @@ def expect_error(*types, folder=None):
         caught.exception = exc
         lines = [_short(exc, folder)]
         if exc.__cause__ is not None:
-            lines.append("  caused by " + _short(exc.__cause__, folder))
+            lines.append(t("  caused by {error}", error=_short(exc.__cause__, folder)))
         caught.message = "\n".join(lines)
         print(caught.message)
     else:

@@ -12,6 +12,7 @@ from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
 from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
+from course_utils.messages import lazy, t
 
 BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
 LR = 0.5
@@ -109,9 +110,9 @@ def _check_keep_best(answer):
     from mindspore.train import Callback, Model
 
     if isinstance(answer, Callback):
-        return "set answer to the class itself (KeepBest), not an instance (KeepBest())"
+        return t("set answer to the class itself (KeepBest), not an instance (KeepBest())")
     if not isinstance(answer, type) or not issubclass(answer, Callback):
-        return f"expected a class derived from mindspore.train.Callback, got {shown(answer)}"
+        return t("expected a class derived from mindspore.train.Callback, got {answer}", answer=shown(answer))
     for setting in KEEP_BEST_SETTINGS:
         rows = keep_best_oracle(setting)
         epoch_of = {rule: 1 + int(np.argmin([r[rule] for r in rows])) for rule in ("mse", "eval_loss", "last_step")}
@@ -124,37 +125,41 @@ def _check_keep_best(answer):
                 setting["epochs"], _dataset(xt, yt, 10), _dataset(xv, yv, 10), callbacks=[answer()])
         except ValueError as error:
             if "on_train" in str(error):
-                return ("model.fit refused the callback because it defines a 1.x method (epoch_end, end, ...): "
-                        "use on_train_epoch_end and on_train_end")
+                return t("model.fit refused the callback because it defines a 1.x method (epoch_end, end, ...): "
+                         "use on_train_epoch_end and on_train_end")
             raise
         got = (float(net.weight.asnumpy().ravel()[0]), float(net.bias.asnumpy().ravel()[0]))
-        where = f"in a fit of {setting['epochs']} epochs whose validation mse is lowest after epoch {epoch_of['mse']}"
+        where = t("in a fit of {epochs} epochs whose validation mse is lowest after epoch {best}",
+                  epochs=setting["epochs"], best=epoch_of["mse"])
         if np.allclose(got, (best["w"], best["b"]), rtol=1e-4, atol=1e-4):
             continue
         found = next((k for k, r in enumerate(rows, 1) if np.allclose(got, (r["w"], r["b"]), rtol=1e-4, atol=1e-4)),
                      None)
         if found is None:
-            return (f"{where}, the net ends with w, b = {got[0]:.5f}, {got[1]:.5f}, the weights of no epoch's end; "
-                    f"expected epoch {epoch_of['mse']}'s {best['w']:.5f}, {best['b']:.5f}")
+            return t("{where}, the net ends with w, b = {w:.5f}, {b:.5f}, the weights of no epoch's end; "
+                     "expected epoch {epoch}'s {best_w:.5f}, {best_b:.5f}", where=where, w=got[0], b=got[1],
+                     epoch=epoch_of["mse"], best_w=best["w"], best_b=best["b"])
         if found == setting["epochs"]:
-            return (f"{where}, the net ends with the last epoch's weights: put the best ones back in on_train_end, "
-                    "and keep copies of their values (p.asnumpy().copy()), not the Parameters, which go on changing")
+            return t("{where}, the net ends with the last epoch's weights: put the best ones back in on_train_end, "
+                     "and keep copies of their values (p.asnumpy().copy()), not the Parameters, which go on changing",
+                     where=where)
         if found == epoch_of["eval_loss"]:
-            return (f"{where}, the net ends with epoch {found}'s weights, where eval_loss is lowest: eval_loss is "
-                    "only the last validation batch's loss; watch cb_params.eval_results['mse']")
+            return t("{where}, the net ends with epoch {found}'s weights, where eval_loss is lowest: eval_loss is "
+                     "only the last validation batch's loss; watch cb_params.eval_results['mse']", where=where,
+                     found=found)
         if found == epoch_of["last_step"]:
-            return (f"{where}, the net ends with epoch {found}'s weights, where the training loss (net_outputs) is "
-                    "lowest: watch the validation mse, cb_params.eval_results['mse']")
-        return f"{where}, the net ends with the weights of epoch {found}"
+            return t("{where}, the net ends with epoch {found}'s weights, where the training loss (net_outputs) is "
+                     "lowest: watch the validation mse, cb_params.eval_results['mse']", where=where, found=found)
+        return t("{where}, the net ends with the weights of epoch {found}", where=where, found=found)
     return None
 
 
 keep_best = ScaffoldExercise("09.1", _check_keep_best, hints=[
-    "two moments matter: the end of each epoch, when fit has just validated, and the end of training",
-    "on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, keep it "
-    "and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}",
-    "on_train_end: for every parameter p of cb_params.network.trainable_params(), "
-    "ops.assign(p, Tensor(self.best_weights[p.name]))",
+    lazy("two moments matter: the end of each epoch, when fit has just validated, and the end of training"),
+    lazy("on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, "
+         "keep it and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}"),
+    lazy("on_train_end: for every parameter p of cb_params.network.trainable_params(), "
+         "ops.assign(p, Tensor(self.best_weights[p.name]))"),
 ])
 
 
@@ -163,9 +168,9 @@ def _check_stop_below(answer):
     from mindspore.train import Callback
 
     if isinstance(answer, Callback):
-        return "set answer to the class itself (StopBelow), not an instance (StopBelow(0.1))"
+        return t("set answer to the class itself (StopBelow), not an instance (StopBelow(0.1))")
     if not isinstance(answer, type) or not issubclass(answer, Callback):
-        return f"expected a class derived from mindspore.train.Callback, got {shown(answer)}"
+        return t("expected a class derived from mindspore.train.Callback, got {answer}", answer=shown(answer))
     x, y = make_linear_data()
     means, lasts = numpy_epoch_losses(15)
     for threshold in STOP_THRESHOLDS:
@@ -175,28 +180,31 @@ def _check_stop_below(answer):
             _zero_model().fit(15, _dataset(x, y, BATCH), callbacks=[answer(threshold), counter])
         except ValueError as error:
             if "on_train" in str(error):
-                return ("model.fit refused the callback because it defines a 1.x method (epoch_end, step_end, "
-                        "begin...): use on_train_epoch_end, on_train_step_end, on_train_epoch_begin")
+                return t("model.fit refused the callback because it defines a 1.x method (epoch_end, step_end, "
+                         "begin...): use on_train_epoch_end, on_train_step_end, on_train_epoch_begin")
             raise
         if counter.steps % 5:
-            return (f"with threshold={threshold}, training stopped in the middle of epoch {counter.epochs} "
-                    f"(after {counter.steps} steps): request the stop at the end of an epoch, not after a step")
+            return t("with threshold={threshold}, training stopped in the middle of epoch {epoch} (after {steps} "
+                     "steps): request the stop at the end of an epoch, not after a step", threshold=threshold,
+                     epoch=counter.epochs, steps=counter.steps)
         if counter.epochs == 15 and expected < 15:
-            return f"with threshold={threshold}, training never stopped: call run_context.request_stop()"
+            return t("with threshold={threshold}, training never stopped: call run_context.request_stop()",
+                     threshold=threshold)
         if counter.epochs != expected:
             last_rule = next((k for k, loss in enumerate(lasts, 1) if loss < threshold), None)
-            why = (" That is where the loss of the epoch's last step drops below it: average all the epoch's "
-                   "steps." if counter.epochs == last_rule else "")
-            return (f"with threshold={threshold}, training stopped after epoch {counter.epochs}, but the first "
-                    f"epoch whose mean loss is below it is epoch {expected} (mean {means[expected - 1]:.4f}, "
-                    f"epoch {expected - 1}: {means[expected - 2]:.4f}).{why}")
+            why = (t(" That is where the loss of the epoch's last step drops below it: average all the epoch's "
+                     "steps.") if counter.epochs == last_rule else "")
+            return t("with threshold={threshold}, training stopped after epoch {epoch}, but the first epoch whose "
+                     "mean loss is below it is epoch {expected} (mean {mean:.4f}, epoch {before}: "
+                     "{mean_before:.4f}).{why}", threshold=threshold, epoch=counter.epochs, expected=expected,
+                     mean=means[expected - 1], before=expected - 1, mean_before=means[expected - 2], why=why)
     return None
 
 
 stop_below = Exercise("09.2", _check_stop_below, hints=[
-    "the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends",
-    "collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in on_train_epoch_end "
-    "compare their mean with the threshold and call run_context.request_stop()",
+    lazy("the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends"),
+    lazy("collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in "
+         "on_train_epoch_end compare their mean with the threshold and call run_context.request_stop()"),
 ])
 
 
@@ -207,7 +215,7 @@ def _feed(metric, batches):
 
     for pred, true in batches:
         metric.update(Tensor(pred), Tensor(true))
-    return as_number(metric.eval(), "your metric's eval()")
+    return as_number(metric.eval(), t("your metric's eval()"))
 
 
 def _random_batches(rng, sizes):
@@ -228,9 +236,9 @@ def _check_rmse_metric(answer):
     from mindspore.train import Metric
 
     if isinstance(answer, Metric):
-        return "set answer to the class itself (RMSE), not an instance (RMSE())"
+        return t("set answer to the class itself (RMSE), not an instance (RMSE())")
     if not isinstance(answer, type) or not issubclass(answer, Metric):
-        return f"expected a class derived from mindspore.train.Metric, got {shown(answer)}"
+        return t("expected a class derived from mindspore.train.Metric, got {answer}", answer=shown(answer))
     rng = np.random.default_rng(7)
     metric = answer()
     metric.clear()
@@ -242,62 +250,66 @@ def _check_rmse_metric(answer):
         per_batch = float(np.mean([_numpy_rmse([b]) for b in first]))
         batch_mse = float(np.sqrt(np.mean([_numpy_rmse([b]) ** 2 for b in first])))
         if np.isclose(got, per_batch, rtol=1e-5) or np.isclose(got, batch_mse, rtol=1e-5):
-            return (f"for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy {want:.6f}: you "
-                    f"average per-batch values. Accumulate sums over samples and divide once in eval()")
+            return t("for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy {want:.6f}: you "
+                     "average per-batch values. Accumulate sums over samples and divide once in eval()", got=got,
+                     want=want)
         if np.isclose(got, want ** 2, rtol=1e-5):
-            return f"your metric gives {got:.6f} = the mean squared error; RMSE is its square root ({want:.6f})"
-        return f"for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy gives {want:.6f}"
+            return t("your metric gives {got:.6f} = the mean squared error; RMSE is its square root ({want:.6f})",
+                     got=got, want=want)
+        return t("for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy gives {want:.6f}",
+                 got=got, want=want)
     metric.clear()
     second = _random_batches(rng, (11, 5))
     (got, problem), want = _feed(metric, second), _numpy_rmse(second)
     if problem:
         return problem
     if not np.isclose(got, want, rtol=1e-5):
-        return f"after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset in clear()"
+        return t("after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset in clear()",
+                 got=got, want=want)
     x, y = make_linear_data(n=50, seed=3)
     model = _zero_model(metrics={"rmse": answer()})
-    got, problem = as_number(model.eval(_dataset(x, y, 15))["rmse"], "inside Model.eval, your metric")
+    got, problem = as_number(model.eval(_dataset(x, y, 15))["rmse"], t("inside Model.eval, your metric"))
     if problem:  # batches of 15, 15, 15, 5; w = b = 0 predicts 0
         return problem
     want = float(np.sqrt(np.mean(y.astype(np.float64) ** 2)))
     if not np.isclose(got, want, rtol=1e-5):
-        return f"inside Model.eval your metric gives {got:.6f}, numpy {want:.6f}"
+        return t("inside Model.eval your metric gives {got:.6f}, numpy {want:.6f}", got=got, want=want)
     return None
 
 
 rmse_metric = Exercise("09.3", _check_rmse_metric, hints=[
-    "a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean",
-    "keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
-    "self._convert_data(tensor) gives a numpy array",
+    lazy("a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean"),
+    lazy("keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
+         "self._convert_data(tensor) gives a numpy array"),
 ])
 
 
 # ---- predictions -------------------------------------------------------------------------------------------
 plateau_under_train = Prediction(
     "09.5",
-    "EarlyStopping(patience=0) and ReduceLROnPlateau(factor=0.5, patience=0), both with their default "
-    "monitor='eval_loss', are given to model.train (no validation set) for 3 epochs at lr 0.5. What happens?",
-    {"a": ("they watch the training loss instead: training stops early and the learning rate is halved",
-           "a sensible fallback, but MindSpore does not switch monitors: eval_loss is the only thing they look for, "
-           "and under model.train it does not exist. monitor='loss' (the training loss) must be asked for"),
-     "b": ("model.train raises an error: there is no eval_loss without validation",
-           "an error would be kinder; instead the callbacks log a warning each epoch (which GLOG_v=3 also hides) "
-           "and carry on"),
-     "c": ("all 3 epochs run and the learning rate stays 0.5: both only log a warning each epoch",
-           "under model.train nothing is validated, so the value they watch never appears: each epoch they log "
-           "'eval_loss, which is not available' and do nothing. With GLOG_v=3 you do not even see the warning")},
+    lazy("EarlyStopping(patience=0) and ReduceLROnPlateau(factor=0.5, patience=0), both with their default "
+         "monitor='eval_loss', are given to model.train (no validation set) for 3 epochs at lr 0.5. What happens?"),
+    {"a": (lazy("they watch the training loss instead: training stops early and the learning rate is halved"),
+           lazy("a sensible fallback, but MindSpore does not switch monitors: eval_loss is the only thing they look "
+                "for, and under model.train it does not exist. monitor='loss' (the training loss) must be asked for")),
+     "b": (lazy("model.train raises an error: there is no eval_loss without validation"),
+           lazy("an error would be kinder; instead the callbacks log a warning each epoch (which GLOG_v=3 also hides) "
+                "and carry on")),
+     "c": (lazy("all 3 epochs run and the learning rate stays 0.5: both only log a warning each epoch"),
+           lazy("under model.train nothing is validated, so the value they watch never appears: each epoch they log "
+                "'eval_loss, which is not available' and do nothing. With GLOG_v=3 you do not even see the warning"))},
     answer="c")
 eval_loss_meaning = Prediction(
     "09.4",
-    "In fit, the validation set (20 samples) comes in two batches of 10. Which number is "
-    "cb_params.eval_results['eval_loss']?",
-    {"a": ("the mean squared error over all 20 validation samples, the same as the 'mse' metric",
-           "what the name suggests, and true when the validation set is one batch; with two batches, eval_loss "
-           "covers only the second"),
-     "b": ("the mean of the two batch losses",
-           "that is what the 'loss' metric does (section 7 shows it): it averages the batch losses. eval_loss is "
-           "another number: MindSpore creates a new loss accumulator for every validation batch"),
-     "c": ("the loss of the last validation batch only",
-           "on 2.10 a new loss accumulator is made for every validation batch, so only the last one's loss is left. "
-           "Give fit the validation set as one batch, or watch a metric such as 'mse'")},
+    lazy("In fit, the validation set (20 samples) comes in two batches of 10. Which number is "
+         "cb_params.eval_results['eval_loss']?"),
+    {"a": (lazy("the mean squared error over all 20 validation samples, the same as the 'mse' metric"),
+           lazy("what the name suggests, and true when the validation set is one batch; with two batches, eval_loss "
+                "covers only the second")),
+     "b": (lazy("the mean of the two batch losses"),
+           lazy("that is what the 'loss' metric does (section 7 shows it): it averages the batch losses. eval_loss is "
+                "another number: MindSpore creates a new loss accumulator for every validation batch")),
+     "c": (lazy("the loss of the last validation batch only"),
+           lazy("on 2.10 a new loss accumulator is made for every validation batch, so only the last one's loss is "
+                "left. Give fit the validation set as one batch, or watch a metric such as 'mse'"))},
     answer="c")

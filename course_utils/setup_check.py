@@ -16,6 +16,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from course_utils.messages import lazy, t
+
 REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"  # what a learner needs
 CONTRIBUTOR_REQUIREMENTS = REQUIREMENTS.with_name("requirements-dev.txt")  # plus the tests' and tools' pins
 SUPPORTED_PYTHON = ((3, 11), (3, 12))  # 3.9: no MindSpore 2.10 wheel; 3.10: no pinned matplotlib
@@ -28,7 +30,8 @@ def read_pins(path=REQUIREMENTS):
         raise TypeError(f"path must be the path of a requirements file (str or Path), got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no requirements file at {path}; run the check from a clone of the course")
+        raise FileNotFoundError(t("no requirements file at {path}; run the check from a clone of the course",
+                                  path=path))
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -51,24 +54,28 @@ def check_python(version_info=None):
     major, minor = version
     (lo_major, lo_minor), (hi_major, hi_minor) = SUPPORTED_PYTHON
     if (major, minor) < (lo_major, lo_minor) or (major, minor) > (hi_major, hi_minor):
-        return (f"Python {major}.{minor} is not supported by the course's pins: use Python 3.11 or 3.12 "
-                f"(MindSpore 2.10 has no wheel for 3.9 or 3.13; matplotlib 3.11 needs 3.11), "
-                f"e.g. `python3.11 -m venv .venv`")
+        return t("Python {major}.{minor} is not supported by the course's pins: use Python 3.11 or 3.12 "
+                 "(MindSpore 2.10 has no wheel for 3.9 or 3.13; matplotlib 3.11 needs 3.11), "
+                 "e.g. `python3.11 -m venv .venv`", major=major, minor=minor)
     return None
 
 
 def _breaks(name, found, pinned):
     """Why this installed version breaks the course, or None when it is only a different, compatible version."""
     if name == "numpy" and found.split(".")[0] != pinned.split(".")[0]:
-        return f"numpy {found} is installed but the course pins {pinned} (MindSpore 2.10 is built against NumPy 1.x " \
-               f"and breaks with numpy 2): run `pip install numpy=={pinned}`"
+        return t("numpy {found} is installed but the course pins {pinned} (MindSpore 2.10 is built against NumPy "
+                 "1.x and breaks with numpy 2): run `pip install numpy=={pinned}`", found=found, pinned=pinned)
     if name == "mindspore" and found.split(".")[:2] != pinned.split(".")[:2]:
-        return (f"mindspore {found} is installed but the course is written for {pinned}: "
-                f"run `pip install mindspore=={pinned}`")
+        return t("mindspore {found} is installed but the course is written for {pinned}: "
+                 "run `pip install mindspore=={pinned}`", found=found, pinned=pinned)
     return None
 
 
-def check_packages(pins, installed=None, install_hint="make venv` (or `pip install -r requirements.txt"):
+NOTEBOOK_INSTALL = lazy("make venv` (or `pip install -r requirements.txt")  # inside `...` in "run `...`"
+CONTRIBUTOR_INSTALL = lazy("make test` (or `pip install -r requirements-dev.txt")
+
+
+def check_packages(pins, installed=None, install_hint=NOTEBOOK_INSTALL):
     """Compare pins with installed versions. Returns (rows, problems, warnings); rows are (name, pinned, installed).
 
     problems: missing packages and versions that break the course (numpy 2, another MindSpore minor version);
@@ -88,14 +95,15 @@ def check_packages(pins, installed=None, install_hint="make venv` (or `pip insta
             found = installed.get(name)
         rows.append((name, pinned, found))
         if found is None:
-            problems.append(f"{name} is missing: run `{install_hint}`")
+            problems.append(t("{name} is missing: run `{install_hint}`", name=name, install_hint=t(install_hint)))
         elif found != pinned:
             broken = _breaks(name, str(found), str(pinned))
             if broken:
                 problems.append(broken)
             else:
-                warnings.append(f"{name} {found} is installed, the course is tested with {pinned}: this usually "
-                                f"works; if something misbehaves, `pip install {name}=={pinned}`")
+                warnings.append(t("{name} {found} is installed, the course is tested with {pinned}: this usually "
+                                  "works; if something misbehaves, `pip install {name}=={pinned}`", name=name,
+                                  found=found, pinned=pinned))
     return rows, problems, warnings
 
 
@@ -105,17 +113,18 @@ def check_mindspore():
     try:
         import mindspore as ms
     except Exception as exc:  # any import failure is what the attendee needs to see
-        return None, None, f"`import mindspore` failed: {type(exc).__name__}: {exc}"
+        return None, None, t("`import mindspore` failed: {error}: {exc}", error=type(exc).__name__, exc=exc)
     captured = io.StringIO()
     try:
         with contextlib.redirect_stdout(captured):
             ms.run_check()
     except Exception as exc:
-        return None, None, f"mindspore.run_check() raised {type(exc).__name__}: {exc}"
+        return None, None, t("mindspore.run_check() raised {error}: {exc}", error=type(exc).__name__, exc=exc)
     device = ms.get_context("device_target")
     verdict = next((line for line in captured.getvalue().splitlines() if "result" in line), "")
     if "correct" not in verdict or "successfully" not in verdict:
-        return device, verdict, f"mindspore.run_check() did not succeed: {captured.getvalue().strip()!r}"
+        return device, verdict, t("mindspore.run_check() did not succeed: {output!r}",
+                                  output=captured.getvalue().strip())
     return device, verdict, None
 
 
@@ -130,10 +139,10 @@ def run(requirements=REQUIREMENTS, out=None, contributor=False):
     python_problem = check_python()
     if python_problem:
         problems.append(python_problem)
-    groups = [("for the notebooks", read_pins(requirements), "make venv` (or `pip install -r requirements.txt")]
+    groups = [(lazy("Packages for the notebooks:"), read_pins(requirements), NOTEBOOK_INSTALL)]
     if contributor:
         tools = {k: v for k, v in read_pins(CONTRIBUTOR_REQUIREMENTS).items() if k not in groups[0][1]}
-        groups.append(("for contributors", tools, "make test` (or `pip install -r requirements-dev.txt"))
+        groups.append((lazy("Packages for contributors:"), tools, CONTRIBUTOR_INSTALL))
     all_rows = []
     for title, pins, hint in groups:
         rows, group_problems, group_warnings = check_packages(pins, install_hint=hint)
@@ -141,35 +150,40 @@ def run(requirements=REQUIREMENTS, out=None, contributor=False):
         warnings += group_warnings
         all_rows += rows
         width = max(len(name) for name, _, _ in rows)
-        print(f"Packages {title}:", file=out)
+        print(t(title), file=out)
         for name, pinned, found in rows:
-            broken = any(problem.startswith(f"{name} ") for problem in group_problems)
+            broken = found is None or (found != pinned and _breaks(name, str(found), str(pinned)) is not None)
             mark = "ok " if found == pinned else "!! " if broken else "~  "
-            print(f"  {mark}{name:<{width}}  pinned {pinned:<10} installed {found or 'MISSING'}", file=out)
+            print(t("  {mark}{name:<{width}}  pinned {pinned:<10} installed {found}", mark=mark, name=name,
+                    width=width, pinned=pinned, found=found or t("MISSING")), file=out)
     if "mindspore" in {name for name, _, found in all_rows if found}:
         device, verdict, ms_problem = check_mindspore()
-        print(f"MindSpore device: {device}", file=out)
-        print(f"mindspore.run_check(): {verdict or 'no verdict'}", file=out)
+        print(t("MindSpore device: {device}", device=device), file=out)
+        print(t("mindspore.run_check(): {verdict}", verdict=verdict or t("no verdict")), file=out)
         if ms_problem:
             problems.append(ms_problem)
     if warnings:
-        print(f"\n{len(warnings)} warning(s), nothing that stops the course:", file=out)
+        print(file=out)
+        print(t("{count} warning(s), nothing that stops the course:", count=len(warnings)), file=out)
         for warning in warnings:
             print(f"  ~ {warning}", file=out)
     if problems:
-        print(f"\nNOT READY: {len(problems)} problem(s)", file=out)
+        print(file=out)
+        print(t("NOT READY: {count} problem(s)", count=len(problems)), file=out)
         for problem in problems:
             print(f"  - {problem}", file=out)
     else:
-        who = "a contributor needs" if contributor else "the notebooks need"
-        print(f"\nREADY: everything {who} is installed and MindSpore works on this machine.", file=out)
+        print(file=out)
+        print(t("READY: everything a contributor needs is installed and MindSpore works on this machine.")
+              if contributor else
+              t("READY: everything the notebooks need is installed and MindSpore works on this machine."), file=out)
     return problems
 
 
 def main(argv=None):
     args = sys.argv[1:] if argv is None else argv
     if args not in ([], ["--contributor"]):
-        print("usage: python -m course_utils.setup_check [--contributor]", file=sys.stderr)
+        print(t("usage: python -m course_utils.setup_check [--contributor]"), file=sys.stderr)
         sys.exit(2)
     sys.exit(1 if run(contributor=bool(args)) else 0)
 

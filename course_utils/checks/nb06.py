@@ -28,14 +28,14 @@ def warmup_cosine_lr(step, peak_lr, min_lr, warmup_steps, total_steps):
     if step < warmup_steps:
         return peak_lr * step / warmup_steps
     decay = total_steps - warmup_steps
-    t = min(step - warmup_steps, decay) / decay
-    return min_lr + 0.5 * (peak_lr - min_lr) * (1.0 + math.cos(math.pi * t))
+    frac = min(step - warmup_steps, decay) / decay
+    return min_lr + 0.5 * (peak_lr - min_lr) * (1.0 + math.cos(math.pi * frac))
 
 
 def _variants(step, peak, low, warm, total):
     """What typical mistakes give at ``step``: name -> learning rate."""
     decay = total - warm
-    cos = lambda t: low + 0.5 * (peak - low) * (1.0 + math.cos(math.pi * t))  # noqa: E731
+    cos = lambda frac: low + 0.5 * (peak - low) * (1.0 + math.cos(math.pi * frac))  # noqa: E731
     warm_part = peak * step / warm if step < warm else None
     return {
         "unshifted": warm_part if warm_part is not None else cos(min(step, decay) / decay),

@@ -228,7 +228,7 @@ def _random_batches(rng, sizes):
 
 
 def _numpy_rmse(batches):
-    errors = np.concatenate([p.astype(np.float64) - t.astype(np.float64) for p, t in batches])
+    errors = np.concatenate([p.astype(np.float64) - y.astype(np.float64) for p, y in batches])
     return float(np.sqrt(np.mean(errors ** 2)))
 
 

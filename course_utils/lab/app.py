@@ -23,11 +23,20 @@ from course_utils.lab.inputs import (
     validate_steps,
 )
 from course_utils.lab.trainers import LR_GRID, MOMENTUM, OPTIMIZERS, check_settings
-from course_utils.lab.verdicts import DIVERGED, DIVERGING, describe_run, sweep_kinds
+from course_utils.lab.verdicts import DIVERGED, DIVERGING, HEALTHY, NO_PROGRESS, describe_run, sweep_kinds
 from course_utils.landscape import LossSurface
+from course_utils.messages import lazy, t
 
 CSS_PREFIX = "lr-lab"  # DOM class names for browser tests: lr-lab-slider, lr-lab-status, ...
-PRESETS = ("too small", "good", "oscillating", "diverging")
+PRESETS = ("too small", "good", "oscillating", "diverging")  # what preset() takes (and the CSS class names)
+PRESET_LABELS = {"too small": lazy("too small"), "good": lazy("good"), "oscillating": lazy("oscillating"),
+                 "diverging": lazy("diverging")}  # what the buttons say, translated when the lab is built
+PRESET_TIPS = {"too small": lazy("a too small learning rate for this optimizer"),
+               "good": lazy("a good learning rate for this optimizer"),
+               "oscillating": lazy("a oscillating learning rate for this optimizer"),
+               "diverging": lazy("a diverging learning rate for this optimizer")}
+TRIES_ROWS = {DIVERGED: lazy("{run}: diverged"), DIVERGING: lazy("{run}: diverging"),  # a line of the tries list
+              NO_PROGRESS: lazy("{run}: no progress"), HEALTHY: lazy("{run}: healthy")}  # per verdict kind
 COALESCE_SECONDS = 0.8  # slider moves this close together (arrow keys held down) make one try, not many
 CHALLENGE_EXCESS = 1e-6  # the challenge: the loss within 1e-6 of its minimum ...
 CHALLENGE_STEPS = 30  # ... within 30 steps
@@ -83,31 +92,33 @@ class LearningRateLab:
         self._clock = time.monotonic
         self.figure = LabFigure(self.surface, steps=steps)
         self._build_widgets(widgets, lr, optimizer, steps, momentum)
-        self._set_status(f"{self._headline()}: waiting for the first run")
+        self._set_status(self._status_line(t("waiting for the first run")))
 
     # ---- the widgets ---------------------------------------------------------------------------------
     def _build_widgets(self, widgets, lr, optimizer, steps, momentum):
+        """Every text a learner reads is looked up here, when the lab is built (after the notebook set
+        COURSE_LANG). The optimizer buttons keep MindSpore's class names; the figure's text stays English."""
         Layout = widgets.Layout
         self.lr_slider = widgets.FloatLogSlider(
             value=lr, base=10, min=math.log10(LR_RANGE[0]), max=math.log10(LR_RANGE[1]), step=0.01,
-            readout_format=".3g", description="learning rate", continuous_update=False,
+            readout_format=".3g", description=t("learning rate"), continuous_update=False,
             layout=Layout(width="590px"))
-        self.lr_text = widgets.Text(value=f"{lr:.4g}", placeholder="type lr, Enter", continuous_update=True,
-                                    tooltip="type a learning rate and press Enter", layout=Layout(width="110px"))
-        self.snap_button = widgets.Button(description="snap to best", icon="bullseye", layout=Layout(width="120px"),
-                                          tooltip="the learning rate that converges in the fewest steps")
+        self.lr_text = widgets.Text(value=f"{lr:.4g}", placeholder=t("type lr, Enter"), continuous_update=True,
+                                    tooltip=t("type a learning rate and press Enter"), layout=Layout(width="110px"))
+        self.snap_button = widgets.Button(description=t("snap to best"), icon="bullseye", layout=Layout(width="120px"),
+                                          tooltip=t("the learning rate that converges in the fewest steps"))
         self.optimizer = widgets.ToggleButtons(options=OPTIMIZERS, value=optimizer, tooltips=[
-            "plain gradient descent (nn.SGD)", "heavy-ball momentum (nn.Momentum) with β", "nn.Adam, defaults"],
-            style={"button_width": "96px"})
-        self.momentum = widgets.FloatSlider(value=momentum, min=0.0, max=0.99, step=0.01, description="momentum β",
+            t("plain gradient descent (nn.SGD)"), t("heavy-ball momentum (nn.Momentum) with β"),
+            t("nn.Adam, defaults")], style={"button_width": "96px"})
+        self.momentum = widgets.FloatSlider(value=momentum, min=0.0, max=0.99, step=0.01, description=t("momentum β"),
                                             readout_format=".2f", continuous_update=False,
                                             disabled=optimizer != "Momentum", layout=Layout(width="240px"))
         self.steps = widgets.IntSlider(value=steps, min=STEPS_RANGE[0], max=STEPS_RANGE[1], step=10,
-                                       description="steps", continuous_update=False, layout=Layout(width="230px"))
-        self.preset_buttons = [widgets.Button(description=name, layout=Layout(width="96px"),
-                                              tooltip=f"a {name} learning rate for this optimizer")
+                                       description=t("steps"), continuous_update=False, layout=Layout(width="230px"))
+        self.preset_buttons = [widgets.Button(description=t(PRESET_LABELS[name]), layout=Layout(width="96px"),
+                                              tooltip=t(PRESET_TIPS[name]))
                                for name in PRESETS]
-        self.clear_button = widgets.Button(description="clear earlier tries", icon="eraser",
+        self.clear_button = widgets.Button(description=t("clear earlier tries"), icon="eraser",
                                            layout=Layout(width="160px"))
         self.status = widgets.HTML(value="")
         self.message = widgets.HTML(value="")
@@ -133,7 +144,7 @@ class LearningRateLab:
             widgets.HTML(CSS),
             widgets.HBox([self.lr_slider, self.lr_text, self.snap_button], layout=Layout(**row)),
             widgets.HBox([self.optimizer, self.momentum, self.steps], layout=Layout(**row)),
-            widgets.HBox([widgets.Label("presets:"), *self.preset_buttons, self.clear_button], layout=Layout(**row)),
+            widgets.HBox([widgets.Label(t("presets:")), *self.preset_buttons, self.clear_button], layout=Layout(**row)),
             self.status, self.message, self.challenge,
             widgets.HBox([self.image, self.tries_list], layout=Layout(flex_flow="row wrap", align_items="flex-start")),
         ])
@@ -164,11 +175,12 @@ class LearningRateLab:
         old = {"lr": self._lr, "optimizer": self.optimizer.value, "steps": self.steps.value,
                "momentum": self.momentum.value}
         if new == old:
-            self._set_message("; ".join(notes) or f"nothing changed: lr={self._lr:.4g} is already the current try")
+            self._set_message(t("; ").join(notes)
+                              or t("nothing changed: lr={lr:.4g} is already the current try", lr=self._lr))
             self._sync_text()
             return self.message.value
         self._apply(new)
-        self.retrain(note="; ".join(notes))
+        self.retrain(note=t("; ").join(notes))
         return self.message.value
 
     def submit_text(self, text=None):
@@ -189,16 +201,17 @@ class LearningRateLab:
         try:
             sweep = self._current_sweep()
         except Exception as exc:  # a front end must never see a traceback
-            self._set_message(f"training failed: {type(exc).__name__}: {exc}", error=True)
+            self._set_message(t("training failed: {error}: {exc}", error=type(exc).__name__, exc=exc), error=True)
             return None
         needed = sweep.steps_to_converge(self.surface.optimum)
         if np.isfinite(needed).any():
             best = int(np.nanargmin(needed))
-            note = f"snapped to the fastest learning rate: converged from step {int(needed[best])}"
+            note = t("snapped to the fastest learning rate: converged from step {step}", step=int(needed[best]))
         else:
             final = np.where(np.isfinite(sweep.final_losses()), sweep.final_losses(), np.inf)
             best = int(np.argmin(final))
-            note = f"snapped to the lowest final loss (no learning rate converges in {sweep.steps} steps)"
+            note = t("snapped to the lowest final loss (no learning rate converges in {steps} steps)",
+                     steps=sweep.steps)
         self.set(lr=float(sweep.lrs[best]))
         self._set_message(note)
         return float(sweep.lrs[best])
@@ -206,7 +219,8 @@ class LearningRateLab:
     def preset(self, name):
         """Jump to a learning rate of the kind ``name`` (one of PRESETS) for the current optimizer."""
         if name not in PRESETS:
-            self._set_message(f"preset must be one of {', '.join(PRESETS)} (got {name!r})", error=True)
+            self._set_message(t("preset must be one of {presets} (got {name!r})", presets=", ".join(PRESETS),
+                                name=name), error=True)
             return None
         if name == "good":
             return self.snap()
@@ -222,15 +236,15 @@ class LearningRateLab:
         lr = float(min(max(lrs[name], LR_RANGE[0]), LR_RANGE[1]))
         self.set(lr=float(LR_GRID[np.argmin(np.abs(np.log(LR_GRID) - np.log(lr)))]))  # a slider position
         if opt == "Adam" and name == "diverging":
-            self._set_message("Adam does not diverge on this bowl: its steps are about lr long whatever the gradient; "
-                              "the largest learning rate overshoots instead")
+            self._set_message(t("Adam does not diverge on this bowl: its steps are about lr long whatever the "
+                                "gradient; the largest learning rate overshoots instead"))
         return self._lr
 
     def clear(self):
         """Forget earlier tries; the current one stays."""
         self.tries = self.tries[-1:]
         self._redraw()
-        self._set_message("earlier tries cleared")
+        self._set_message(t("earlier tries cleared"))
 
     def retrain(self, note="", source=""):
         """Show the current setting: look its learning rate up in the setting's sweep (training the sweep
@@ -248,7 +262,7 @@ class LearningRateLab:
             t2 = time.perf_counter()
             verdict = describe_run(run, self.surface)
         except Exception as exc:  # a front end must never see a traceback: say what went wrong instead
-            self._set_message(f"training failed: {type(exc).__name__}: {exc}", error=True)
+            self._set_message(t("training failed: {error}: {exc}", error=type(exc).__name__, exc=exc), error=True)
             return None
         now = self._clock()
         last = self.tries[-1] if self.tries else None
@@ -260,12 +274,12 @@ class LearningRateLab:
             self._count += 1
         if len(self.tries) >= self.max_tries:  # forget the older half at once: one redraw, not one per try
             keep = self.max_tries // 2
-            note = "; ".join(filter(None, [note, f"forgot the {len(self.tries) - keep} oldest tries"]))
+            note = t("; ").join(filter(None, [note, t("forgot the {n} oldest tries", n=len(self.tries) - keep)]))
             self.tries = self.tries[-keep:]
         current = Try(run, color, verdict, source)
         current.time = now
         self.tries.append(current)
-        self._set_status(f"{self._headline()}: {verdict.text}", alarm=verdict.kind in (DIVERGED, DIVERGING))
+        self._set_status(self._status_line(verdict.text), alarm=verdict.kind in (DIVERGED, DIVERGING))
         self._set_message(note)
         self._check_challenge(current)
         self._sync_text()
@@ -287,7 +301,8 @@ class LearningRateLab:
         cached = self._sweeps.get(key)
         if cached is None or cached.steps < steps:
             if not self.trainer.is_compiled(optimizer):
-                self._set_status(f"compiling MindSpore training for {optimizer} (once, a second or two)...")
+                self._set_status(t("compiling MindSpore training for {optimizer} (once, a second or two)...",
+                                   optimizer=optimizer))
             self._sweeps[key] = cached = self.trainer.sweep(optimizer, None, steps, self.start, beta)
         sweep = cached if cached.steps == steps else cached.truncated(steps)
         if self.sweep is None or (sweep.optimizer, sweep.momentum, sweep.steps, id(cached)) != self._sweep_key:
@@ -338,9 +353,11 @@ class LearningRateLab:
             self.retrain()
 
     # ---- display ----------------------------------------------------------------------------------------
-    def _headline(self):
+    def _status_line(self, text):
+        """The settings, then ``text`` (browser tests read the settings from its start)."""
         beta = f" β={self.momentum.value:.2f}" if self.optimizer.value == "Momentum" else ""
-        return f"lr={self._lr:.4g} {self.optimizer.value}{beta}, {self.steps.value} steps"
+        return t("lr={lr:.4g} {optimizer}{beta}, {steps} steps: {text}", lr=self._lr, optimizer=self.optimizer.value,
+                 beta=beta, steps=self.steps.value, text=text)
 
     def _sync_text(self):
         self._muted = True
@@ -365,26 +382,28 @@ class LearningRateLab:
         reached = np.flatnonzero(excess < CHALLENGE_EXCESS)
         if reached.size and self.challenge_met is None:
             self.challenge_met = (current, int(reached[0]))
-        goal = (f"<b>Challenge:</b> the loss within {CHALLENGE_EXCESS:g} of its minimum in at most {CHALLENGE_STEPS} "
-                f"steps (any optimizer, β, lr). ")
         if self.challenge_met is not None:
             met, step = self.challenge_met
-            result = f'<span style="color:green">&#10003; met by {html.escape(met.run.label)} at step {step}</span>'
+            result = html.escape(t("met by {label} at step {step}", label=met.run.label, step=step))
+            result = f'<span style="color:green">&#10003; {result}</span>'
         else:
             finite = excess[np.isfinite(excess)]
-            result = f"Not yet: this try gets within {finite.min() if finite.size else np.inf:.1e}."
-        self.challenge.value = goal + result
+            result = html.escape(t("Not yet: this try gets within {excess:.1e}.",
+                                   excess=finite.min() if finite.size else np.inf))
+        self.challenge.value = t("{title} the loss within {excess:g} of its minimum in at most {steps} steps "
+                                 "(any optimizer, β, lr). {result}", title=f"<b>{html.escape(t('Challenge:'))}</b>",
+                                 excess=CHALLENGE_EXCESS, steps=CHALLENGE_STEPS, result=result)
 
-    def _figure_note(self):
+    def _figure_note(self):  # English in any language: matplotlib's default font has no Chinese glyphs
         verdict = self.verdict
-        return verdict.text.split(":")[0] if verdict is not None and verdict.kind in (DIVERGED, DIVERGING) else ""
+        return verdict.headline if verdict is not None and verdict.kind in (DIVERGED, DIVERGING) else ""
 
     def _redraw(self):
         self.figure.set_steps(self.steps.value)
         if self.sweep is not None:
             self.figure.set_sweep(self.sweep, sweep_kinds(self.sweep), self.surface.optimum)
-        self.image.value = self.figure.render([t.run for t in self.tries], colors=[t.color for t in self.tries],
-                                              note=self._figure_note())
+        self.image.value = self.figure.render([one.run for one in self.tries],
+                                              colors=[one.color for one in self.tries], note=self._figure_note())
         self._list_tries()
 
     def redraw(self):
@@ -392,11 +411,12 @@ class LearningRateLab:
         self._redraw()
 
     def _list_tries(self, shown=14):
-        rows = [f'<span style="color:{t.color}">&#9679;</span> {html.escape(t.run.label)}: {t.verdict.kind}'
-                for t in self.tries]
+        rows = [f'<span style="color:{one.color}">&#9679;</span> '
+                + html.escape(t(TRIES_ROWS[one.verdict.kind], run=one.run.label)) for one in self.tries]
         hidden = len(rows) - shown
-        rows = ([f"... and {hidden} earlier"] if hidden > 0 else []) + rows[-shown:]
-        self.tries_list.value = "<br>".join(["<b>tries (newest last)</b>"] + rows) if rows else ""
+        rows = ([html.escape(t("... and {hidden} earlier", hidden=hidden))] if hidden > 0 else []) + rows[-shown:]
+        title = f"<b>{html.escape(t('tries (newest last)'))}</b>"
+        self.tries_list.value = "<br>".join([title] + rows) if rows else ""
 
     @property
     def status_text(self):
@@ -406,7 +426,7 @@ class LearningRateLab:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         # what a stored notebook (widget views stripped) or a plain console shows instead of the live app
-        bundle["text/plain"] = "Learning-rate lab: an ipywidgets app, live only while its Jupyter kernel runs"
+        bundle["text/plain"] = t("Learning-rate lab: an ipywidgets app, live only while its Jupyter kernel runs")
         if self.image.value:
             bundle["image/png"] = bytes(self.image.value)
         return bundle

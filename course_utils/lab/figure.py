@@ -6,6 +6,10 @@ background; the earlier tries (faded) are cached on top of it; a move draws only
 the marker of its learning rate, then encodes the pixels as PNG (matplotlib "blitting": a move costs a
 few milliseconds, not a full redraw). NaN and inf are never handed to matplotlib: a diverging loss line
 ends at the top of its panel (▲), a path at the edge of the view (✖).
+
+The figure's text (axis labels, titles, legends, the bounds, the note of a diverging try) stays English in
+the Chinese edition too: matplotlib's default font (DejaVu Sans) has no Chinese glyphs, so Chinese would
+be drawn as empty boxes. What a learner reads around the figure (widgets, status, messages) is translated.
 """
 
 import colorsys

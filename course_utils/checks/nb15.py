@@ -166,7 +166,7 @@ def reduced_oracle(n_rows, n_features, workers, mean, shard=None):
     per_worker = [_mse_grads(x[rows], y[rows], w, b) for rows in
                   (np.array(shard(n_rows, workers, rank)) for rank in range(workers))]
     total = [sum(g[i] for g in per_worker) for i in range(2)]
-    return [t / workers for t in total] if mean else total
+    return [g / workers for g in total] if mean else total
 
 
 # typical mistakes, each as the rows or the reduction a learner might use

@@ -129,7 +129,7 @@ def train_oracle(lr=TRAIN_LR, epochs=TRAIN_EPOCHS, batch_size=TRAIN_BATCH, optim
     params = [p.astype(np.float64) for p in init]
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
-    t = 0
+    step = 0
     for _ in range(epochs):
         for start in range(0, len(x), batch_size):
             xb, yb = x[start:start + batch_size], y[start:start + batch_size]
@@ -143,14 +143,15 @@ def train_oracle(lr=TRAIN_LR, epochs=TRAIN_EPOCHS, batch_size=TRAIN_BATCH, optim
             d = (p - np.eye(3)[yb]) / len(xb)
             dh = (d @ w2) * (1.0 - h ** 2)
             grads = [dh.T @ xb, dh.sum(0), d.T @ h, d.sum(0)]
-            t += 1
+            step += 1
             for i, g in enumerate(grads):
                 if optimizer == "sgd":
                     params[i] = params[i] - lr * g
                     continue
                 m[i] = 0.9 * m[i] + 0.1 * g
                 v[i] = 0.999 * v[i] + 0.001 * g ** 2
-                params[i] = params[i] - lr * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t) * m[i] / (np.sqrt(v[i]) + 1e-8)
+                corrected_lr = lr * np.sqrt(1 - 0.999 ** step) / (1 - 0.9 ** step)
+                params[i] = params[i] - corrected_lr * m[i] / (np.sqrt(v[i]) + 1e-8)
     return params
 
 

@@ -156,7 +156,7 @@ class Exercise:
         """Print the verdict for ``answer``; returns nothing so the cell shows only the message."""
         result = self.evaluate(answer)
         mark = {NOT_ATTEMPTED: "[ ]", INCORRECT: "[x]", CORRECT: "[ok]"}[result.status]
-        print(f"{mark} {t(self.kind)} {self.name}: {result.message}")
+        print(mark, t("{kind} {name}: {message}", kind=t(self.kind), name=self.name, message=result.message))
 
     def hint(self, step=1):
         """Print hint number ``step`` (1 = the first); never raises."""
@@ -253,7 +253,7 @@ class Prediction(Exercise):
         letter = choice.strip().lower()
         text, why = self.options[letter]
         if letter != self.answer:
-            return f"({letter}) {t(text)}: {t(why)}"
+            return t("({letter}) {text}: {why}", letter=letter, text=t(text), why=t(why))
         self._last_explanation = why
         return None
 
@@ -267,6 +267,6 @@ class Prediction(Exercise):
 
     def ask(self):
         """Print the question and its options."""
-        print(f"{t(self.kind)} {self.name}: {t(self.question)}")
+        print(t("{kind} {name}: {question}", kind=t(self.kind), name=self.name, question=t(self.question)))
         for letter, (text, _why) in self.options.items():
             print(f"  ({letter}) {t(text)}")

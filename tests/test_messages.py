@@ -97,7 +97,8 @@ def test_every_message_has_its_chinese_and_no_entry_is_stale(name):
             assert _fields(entries[english]) == _fields(english), (
                 f"{file.relative_to(ROOT)}: {english!r} has fields {sorted(_fields(english))}, its Chinese "
                 f"{sorted(_fields(entries[english]))}")
-        assert CJK.search(entries[english]) or not re.search(r"[A-Za-z]{4,}", english), (
+        words = re.sub(r"\{[^{}]*\}", "", english)  # the fields' names are not words a learner reads
+        assert CJK.search(entries[english]) or not re.search(r"[A-Za-z]{4,}", words), (
             f"{file.relative_to(ROOT)}: the entry for {english!r} is not Chinese")
 
 

@@ -149,3 +149,8 @@ def test_code_cells_are_the_english_ones_but_for_the_language_line(path):
     assert [c.cell_type for c in built.cells] == [c.cell_type for c in nbformat.read(path, as_version=4).cells]
     chinese = [c.source for c in built.cells if c.cell_type == "code"]
     assert chinese == [zh.with_language_line(english[0])] + english[1:], f"zh/notebooks/{path.name}: run make zh"
+
+
+def test_every_lesson_has_its_chinese_edition():
+    lessons = sorted(p.name for p in zh.SOURCE.glob("[0-9][0-9]_*.ipynb"))
+    assert [p.name for p in TRANSLATED] == lessons, "a lesson without translations/zh/NN_name.json"

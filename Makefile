@@ -2,8 +2,10 @@
 # when it is missing or older than the pin files / pyproject.toml: what a learner needs (requirements.txt) for
 # lab, app and check; also a contributor's tools (requirements-dev.txt) for the others.
 #   make lab      open the course in JupyterLab (127.0.0.1, with a token)
+#   make lab-zh   the Chinese edition (中文版) in JupyterLab with its Chinese interface and Chinese course messages
 #   make app      the learning-rate lab alone, as a classroom app (Voila on 127.0.0.1, with a token)
 #   make classroom   the lab for a whole room from this machine (IP=lan ROOM=20 PORT=8866; see INSTRUCTORS.md)
+#   make app-zh, make classroom-zh   the same two in Chinese (中文版)
 #   make test     the whole test suite: lint, unit tests, every notebook under strict nbval (student copy and a
 #                 second Run All in one kernel), the browser tests, real msrun jobs; 2 workers (JOBS=2)
 #   make test-quick  lint, unit and hygiene tests only (no notebook, browser or msrun): the edit loop
@@ -31,7 +33,7 @@ export GLOG_v := 3
 
 JOBS   ?= 2
 
-.PHONY: venv lab app classroom test test-quick durations check execute zh student instructor clean-venv browser test-py312
+.PHONY: venv lab lab-zh app app-zh classroom classroom-zh test test-quick durations check execute zh student instructor clean-venv browser test-py312
 
 venv: $(STAMP)
 
@@ -47,10 +49,19 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	@touch $(DEV_STAMP)
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ROOT_FLAG)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
+	  --LabApp.app_settings_dir=app/jupyterlab/settings $(ROOT_FLAG)
+
+# The Chinese edition (zh/notebooks/), with JupyterLab's menus in Chinese and the course's messages in Chinese.
+lab-zh: $(STAMP)
+	COURSE_LANG=zh $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=zh/notebooks \
+	  --LabApp.app_settings_dir=app/jupyterlab/settings-zh $(ROOT_FLAG)
 
 app: $(STAMP)
 	$(BIN)/python app/serve.py
+
+app-zh: $(STAMP)
+	$(BIN)/python app/serve.py --lang zh
 
 # 127.0.0.1 unless IP is given (IP=lan: this machine's address on the local network, printed with a warning).
 IP   ?= 127.0.0.1
@@ -58,6 +69,9 @@ ROOM ?= 20
 PORT ?= 8866
 classroom: $(STAMP)
 	$(BIN)/python app/classroom.py --ip $(IP) --room $(ROOM) --port $(PORT)
+
+classroom-zh: $(STAMP)
+	$(BIN)/python app/classroom.py --ip $(IP) --room $(ROOM) --port $(PORT) --lang zh
 
 # tests/test_browser.py drives this Chromium through playwright (never `playwright install`, which downloads one).
 browser:
@@ -88,7 +102,8 @@ test-py312:
 	$(VENV312)/bin/python -m pip install --quiet --no-deps -e .
 	$(VENV312)/bin/python -m course_utils.setup_check --contributor
 	$(VENV312)/bin/python -m pytest -n $(JOBS) tests -m "not browser and not msrun" -p no:cacheprovider
-	$(VENV312)/bin/python -m pytest -n $(JOBS) notebooks app/learning_rate_lab.ipynb -p no:cacheprovider
+	$(VENV312)/bin/python -m pytest -n $(JOBS) notebooks app/learning_rate_lab.ipynb zh/app/learning_rate_lab.ipynb \
+	  -p no:cacheprovider
 
 durations: $(DEV_STAMP)
 	COURSE_WRITE_DURATIONS=1 $(BIN)/python -m pytest -n $(JOBS)
@@ -98,7 +113,8 @@ check: $(STAMP)
 
 # The Chinese edition of the notebooks just run (those that have one) is rebuilt and run too: its stored outputs
 # are what the Chinese edition prints (COURSE_LANG=zh).
-ZH_NB = $(wildcard $(patsubst notebooks/%,zh/notebooks/%,$(filter notebooks/%,$(wildcard $(NB)))))
+ZH_NB = $(wildcard $(patsubst notebooks/%,zh/notebooks/%,$(filter notebooks/%,$(wildcard $(NB))))) \
+        $(wildcard $(patsubst app/%,zh/app/%,$(filter app/%,$(wildcard $(NB)))))
 execute: $(DEV_STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)
 	$(BIN)/python tools/zh.py build

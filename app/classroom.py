@@ -82,10 +82,12 @@ def check_settings(ip="127.0.0.1", port=8866, room=DEFAULT_ROOM, pool=None, idle
 
 
 def classroom_command(ip="127.0.0.1", port=8866, room=DEFAULT_ROOM, pool=None, idle_minutes=DEFAULT_IDLE_MINUTES,
-                      token=None, python=sys.executable):
-    """(argv, env, url) of the Voila server for a room; ``url`` is the link to share (it carries the token)."""
+                      token=None, python=sys.executable, lang="en"):
+    """(argv, env, url) of the Voila server for a room; ``url`` is the link to share (it carries the token).
+
+    ``lang="zh"``: the Chinese edition of the app (its page and every lab in Chinese)."""
     ip, pool, token = check_settings(ip, port, room, pool, idle_minutes, token)
-    argv, env = serve.voila_command(port, token=token, open_browser=False, python=python)
+    argv, env = serve.voila_command(port, token=token, open_browser=False, python=python, lang=lang)
     argv = [arg for arg in argv if not arg.startswith("--Voila.ip=")] + [
         f"--Voila.ip={ip}",
         "--VoilaConfiguration.multi_kernel_manager_class=classroom_kernels.ClassroomKernelManager",
@@ -209,12 +211,15 @@ def main(args=None):
                              f"(default {DEFAULT_IDLE_MINUTES})")
     parser.add_argument("--token", default=None, help="the room's password in the link (default: a random one)")
     parser.add_argument("--no-qr", action="store_true", help="do not print the link as a QR code")
+    parser.add_argument("--lang", choices=sorted(serve.NOTEBOOKS), default="en",
+                        help="the app's language: en (default) or zh (中文版)")
     options = parser.parse_args(args)
     try:
         ip, pool, token = check_settings(options.ip, options.port, options.room, options.pool,
                                          options.idle_minutes, options.token)
         _check_port_free(ip, options.port)
-        argv, env, url = classroom_command(ip, options.port, options.room, pool, options.idle_minutes, token)
+        argv, env, url = classroom_command(ip, options.port, options.room, pool, options.idle_minutes, token,
+                                           lang=options.lang)
     except ValueError as err:
         parser.exit(2, f"classroom: {err}\n")
     print(_banner(ip, url, options.room, pool, options.idle_minutes, not options.no_qr), flush=True)

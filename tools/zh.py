@@ -4,6 +4,7 @@
     python tools/zh.py build --check    # exit 1 if a generated notebook is missing or not what build writes
     python tools/zh.py stale            # for translators: the markdown cells with no or an out-of-date translation
     python tools/zh.py template NN      # add the missing cells of notebook NN to its translation file
+    python tools/zh.py template app     # the same for the classroom app (app/learning_rate_lab.ipynb)
 
 The English notebooks stay the source of truth. ``translations/zh/NN_name.json`` holds, for each markdown
 cell (by cell id), the Chinese text and the SHA-256 fingerprint of the English text it translates:
@@ -41,6 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "notebooks"
 TRANSLATIONS = ROOT / "translations" / "zh"
 OUTPUT = ROOT / "zh" / "notebooks"
+APP = ROOT / "app" / "learning_rate_lab.ipynb"  # the classroom app (make app-zh, make classroom-zh)
+APP_NAME = "app_learning_rate_lab.ipynb"  # its translation: translations/zh/app_learning_rate_lab.json
+APP_OUTPUT = ROOT / "zh" / "app"
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
 
 
@@ -111,12 +115,13 @@ def with_language_line(source):
     return "\n".join(lines[:at + 1] + [LANGUAGE_LINE] + lines[at + 1:])
 
 
-def build_one(path, folder=TRANSLATIONS, translated=None, previous=None):
+def build_one(path, folder=TRANSLATIONS, translated=None, previous=None, name=None):
     """The Chinese edition of one English notebook, as a notebook object (nothing written).
 
-    ``previous``: the Chinese notebook as it is now, whose outputs a code cell keeps while its source is the same."""
+    ``previous``: the Chinese notebook as it is now, whose outputs a code cell keeps while its source is the same.
+    ``name``: the name its translation file is kept under (the notebook's own name by default)."""
     nb = nbformat.read(path, as_version=4)
-    cells = load_translation(path.name, folder)
+    cells = load_translation(name or path.name, folder)
     out = copy.deepcopy(nb)
     code = [cell for cell in out.cells if cell.cell_type == "code"]
     if code:
@@ -150,7 +155,16 @@ def _previous(path):
     return nbformat.read(path, as_version=4) if path.exists() else None
 
 
-def build(check=False, source=SOURCE, folder=TRANSLATIONS, output=OUTPUT):
+def build_app(folder=TRANSLATIONS, output=APP_OUTPUT):
+    """The classroom app's Chinese edition (zh/app/learning_rate_lab.ipynb), or None without its translation."""
+    if not translation_path(APP_NAME, folder).exists():
+        return None
+    target = Path(output) / APP.name
+    nb = build_one(APP, folder, translated=set(), previous=_previous(target), name=APP_NAME)
+    return target, _text(nb)
+
+
+def build(check=False, source=SOURCE, folder=TRANSLATIONS, output=OUTPUT, app_output=APP_OUTPUT):
     """Write (or with check=True, compare) every generated notebook; returns the names that differ."""
     output = Path(output)
     paths = translated_notebooks(source, folder)
@@ -159,31 +173,37 @@ def build(check=False, source=SOURCE, folder=TRANSLATIONS, output=OUTPUT):
     differ = [name for name, text in wanted.items()
               if not (output / name).exists() or (output / name).read_text(encoding="utf-8") != text]
     orphans = sorted(p.name for p in output.glob("*.ipynb") if p.name not in wanted) if output.exists() else []
+    app = build_app(folder, app_output) if Path(source) == SOURCE else None
+    app_differs = app is not None and (not app[0].exists() or app[0].read_text(encoding="utf-8") != app[1])
     if not check:
         output.mkdir(parents=True, exist_ok=True)
         for name in differ:
             (output / name).write_text(wanted[name], encoding="utf-8")
         for name in orphans:
             (output / name).unlink()
-    return differ + orphans
+        if app_differs:
+            app[0].parent.mkdir(parents=True, exist_ok=True)
+            app[0].write_text(app[1], encoding="utf-8")
+    return differ + orphans + (["app/" + APP.name] if app_differs else [])
 
 
 def template(number, source=SOURCE, folder=TRANSLATIONS):
     """Add an empty entry for each untranslated markdown cell of notebook ``number`` ("03"); returns the path."""
-    matches = sorted(Path(source).glob(f"{number}_*.ipynb"))
+    matches = [APP] if number == "app" else sorted(Path(source).glob(f"{number}_*.ipynb"))
     if len(matches) != 1:
         raise SystemExit(f"no single notebook numbered {number!r} in {source}")
     path = matches[0]
+    name = APP_NAME if number == "app" else path.name
     nb = nbformat.read(path, as_version=4)
-    cells = load_translation(path.name, folder)
+    cells = load_translation(name, folder)
     for cell in markdown_cells(nb):
         cells.setdefault(cell.get("id"), {"en_sha256": fingerprint(cell.source), "zh": ""})
-    target = translation_path(path.name, folder)
+    target = translation_path(name, folder)
     target.parent.mkdir(parents=True, exist_ok=True)
     order = [c.get("id") for c in markdown_cells(nb)]
     ordered = {k: cells[k] for k in order if k in cells}
     ordered.update({k: v for k, v in cells.items() if k not in ordered})  # cells the English no longer has
-    target.write_text(json.dumps({"notebook": path.name, "cells": ordered}, ensure_ascii=False, indent=1) + "\n",
+    target.write_text(json.dumps({"notebook": name, "cells": ordered}, ensure_ascii=False, indent=1) + "\n",
                       encoding="utf-8")
     return target
 

@@ -27,10 +27,14 @@ _HEADLINES = {DIVERGED: lazy("DIVERGED"), DIVERGING: lazy("DIVERGING"), EXPLODIN
 
 class HealthReport:
     """What ``health_report`` found. ``verdict`` is one of VERDICTS; ``findings`` is a list of
-    ``(verdict, explanation)`` pairs, most serious first; ``healthy`` is True when nothing was found."""
+    ``(verdict, explanation)`` pairs, most serious first; ``healthy`` is True when nothing was found;
+    ``learning_rate`` is the NO PROGRESS advice ("too large", "too small") or None."""
 
-    def __init__(self, steps, findings, facts):
+    def __init__(self, steps, findings, facts, learning_rate=None):
         self.steps = steps
+        # the advice on the learning rate, in words code can compare in any language: "too large", "too small"
+        # or None (the findings' explanations say it to the learner, in the course's language)
+        self.learning_rate = learning_rate
         self.findings = sorted(findings, key=lambda f: VERDICTS.index(f[0]))
         self.verdict = self.findings[0][0] if self.findings else HEALTHY
         self.facts = facts  # the measured numbers, as lines of text
@@ -202,4 +206,5 @@ def health_report(losses, grad_norms=None, params=None, *, baseline_loss=None, m
         findings.append((NO_PROGRESS, t("the final loss is {ratio:.0%} of the baseline: the model has learned little "
                                         "beyond the mean of y. {advice}{shape}", ratio=loss[-1] / baseline_loss,
                                         advice=advice, shape=shape)))
-    return HealthReport(n, findings, facts)
+    advised = any(verdict == NO_PROGRESS for verdict, _ in findings)
+    return HealthReport(n, findings, facts, ("too large" if bouncing else "too small") if advised else None)

@@ -42,6 +42,10 @@ from make_editions import ASKED, solution_cells  # noqa: E402
 
 LESSONS = ROOT / "notebooks"
 ZH_LESSONS = ROOT / "zh" / "notebooks"  # the Chinese edition, run by the second pass
+# A cell that launches a real msrun job (notebook 15, about 20 s each) runs in the first pass only: the second
+# pass skips it and its later cells use the job it made in the first pass. A second launch in one process is
+# tested in tests/test_launcher.py; the job's output prints no course message, so nothing differs in Chinese.
+FIRST_PASS_ONLY = "first-pass-only"
 DURATIONS = ROOT / "tests" / "durations.json"  # written by `make durations`
 NOT_ATTEMPTED = "not attempted"
 # A lesson imports MindSpore and trains something: none of them can run in less than this.
@@ -161,8 +165,11 @@ class TwoPassNotebook(IPyNbFile):
                 continue
             num = number_of[id(cell)]
             cell = second.cells[index]
+            options = _options(cell, compare)
+            if FIRST_PASS_ONLY in _tags(cell):
+                options["skip"] = True  # its msrun job ran in the first pass; later cells use what it made
             yield IPyNbCell.from_parent(self, name=f"Cell {num} ({label})", cell_num=num,
-                                        cell=copy.deepcopy(cell), options=_options(cell, compare))
+                                        cell=copy.deepcopy(cell), options=options)
             if index in solutions:
                 solution = copy.deepcopy(solutions[index])
                 solution.source += "\n" + ANSWER_PROBE

@@ -157,3 +157,36 @@ def test_a_numeric_answer_printed_above_the_exercise_fails(pytester):
     cells[0].outputs[0].text = "no number\n"
     result = _run(pytester, _lesson(pytester, cells))
     result.assert_outcomes(passed=7)
+
+
+def _chinese_edition(pytester, cells, name="01_tiny.ipynb"):
+    """A Chinese edition next to the lesson, as tools/zh.py makes it: same cells, its own stored outputs."""
+    (pytester.path / "zh" / "notebooks").mkdir(parents=True, exist_ok=True)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = cells
+    nbformat.write(nb, pytester.path / "zh" / "notebooks" / name)
+
+
+def test_the_second_pass_runs_the_chinese_edition_and_compares_its_outputs(pytester):
+    lesson = _lesson(pytester, _good_cells())
+    zh_cells = _good_cells()
+    zh_cells[2] = _cell("print('二加二', 2 + 2)", "二加二 4\n")
+    _chinese_edition(pytester, zh_cells)
+    result = _run(pytester, lesson, "-v")
+    result.assert_outcomes(passed=7)
+    result.stdout.fnmatch_lines(["*Cell 2 PASSED*", "*Cell 1 solution (zh, instructor) PASSED*",
+                                 "*Cell 2 (zh, instructor) PASSED*"])
+    zh_cells[2].outputs[0].text = "二加二 5\n"  # a Chinese output that is not what the Chinese edition prints
+    _chinese_edition(pytester, zh_cells)
+    result = _run(pytester, lesson)
+    result.assert_outcomes(passed=6, failed=1)
+    result.stdout.fnmatch_lines(["FAILED *Cell 2 (zh, instructor)*"])
+
+
+def test_a_first_pass_only_cell_runs_once(pytester):
+    cells = _good_cells()
+    cells[2].metadata["tags"] = ["first-pass-only"]  # in a lesson: a cell that launches an msrun job
+    result = _run(pytester, _lesson(pytester, cells), "-v")
+    result.assert_outcomes(passed=6, skipped=1)
+    result.stdout.fnmatch_lines(["*Cell 2 PASSED*", "*Cell 2 (instructor) SKIPPED*"])

@@ -102,6 +102,9 @@ def classroom_command(ip="127.0.0.1", port=8866, room=DEFAULT_ROOM, pool=None, i
         "--KernelRestarter.restart_limit=0",  # a killed kernel is removed, not restarted without its lab
     ]
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(APP_DIR), str(ROOT), env.get("PYTHONPATH")) if p)
+    # Pre-heated labs also compile and train the first sweep of every optimizer before learners arrive: a
+    # learner's first switch to Momentum or Adam is then a look-up, not seconds of CPU during the session.
+    env["COURSE_LAB_WARM_UP"] = "1"
     return argv, env, f"http://{ip}:{port}/?token={token}"
 
 

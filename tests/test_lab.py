@@ -597,3 +597,19 @@ def test_lab_rejects_bad_construction():
         LearningRateLab(NumpyTrainer(X, Y), X, Y, steps=15)
     with pytest.raises(ValueError, match="optimizer"):
         LearningRateLab(NumpyTrainer(X, Y), X, Y, optimizer="sgd")
+
+
+def test_warm_up_trains_every_optimizers_first_sweep_and_changes_nothing_shown():
+    from course_utils.data import make_linear_data
+    from course_utils.lab import LearningRateLab, NumpyTrainer
+
+    x, y = make_linear_data()
+    lab = LearningRateLab(NumpyTrainer(x, y), x, y)
+    lab.retrain()
+    shown = (lab.optimizer.value, lab.status.value, len(lab.tries), lab.image.value)
+    lab.warm_up()
+    assert {key[0] for key in lab._sweeps} == {"SGD", "Momentum", "Adam"}
+    assert (lab.optimizer.value, lab.status.value, len(lab.tries), lab.image.value) == shown
+    before = dict(lab._sweeps)
+    lab.optimizer.value = "Adam"  # the switch finds its sweep: nothing is trained again
+    assert lab._sweeps == before and lab.tries[-1].run.optimizer == "Adam"

@@ -8,11 +8,12 @@ clamped or refused with a message, a failing trainer becomes a message.
 
 import html
 import math
+import os
 import time
 
 import numpy as np
 
-from course_utils._validate import require_int, require_series
+from course_utils._validate import require_choice, require_int, require_series
 from course_utils.lab.figure import DIVERGED_COLOR, LabFigure, color_for
 from course_utils.lab.inputs import (
     LR_RANGE,
@@ -312,6 +313,18 @@ class LearningRateLab:
             self.figure.set_sweep(sweep, sweep_kinds(sweep), self.surface.optimum)
         return self.sweep
 
+    def warm_up(self, optimizers=OPTIMIZERS):
+        """Compile and train, now, the first sweep of each optimizer a learner can switch to (its default β and
+        the current steps), so that the first switch is a look-up. The classroom server's pre-heated labs do
+        this before learners arrive (COURSE_LAB_WARM_UP=1): seconds of CPU then, instead of during the session."""
+        steps = self.steps.value
+        for optimizer in optimizers:
+            require_choice("optimizer", optimizer, OPTIMIZERS)
+            beta = self.momentum.value if optimizer == "Momentum" else MOMENTUM
+            key = (optimizer, round(beta, 4), self.start)
+            if key not in self._sweeps or self._sweeps[key].steps < steps:
+                self._sweeps[key] = self.trainer.sweep(optimizer, None, steps, self.start, beta)
+
     # ---- widget callbacks ------------------------------------------------------------------------------
     def _apply(self, new):
         self._muted = True
@@ -455,6 +468,8 @@ def learning_rate_lab(trainer=None, x=None, y=None, start=(0.0, 0.0), lr=0.1, op
         trainer = MindSporeTrainer(x, y)
     lab = LearningRateLab(trainer, x, y, start=start, lr=lr, optimizer=optimizer, steps=steps, momentum=momentum)
     lab.retrain()
+    if os.environ.get("COURSE_LAB_WARM_UP") == "1":  # app/classroom.py sets it for its pre-heated labs
+        lab.warm_up()
     if show:
         from IPython.display import display
 

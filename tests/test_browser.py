@@ -774,3 +774,107 @@ def test_app_command_is_valid():
             serve.voila_command(bad)
     with pytest.raises(ValueError):
         serve.voila_command(8866, token="a b")
+
+
+# ---- the Chinese edition (中文版): the app in Voila, and JupyterLab as `make lab-zh` opens it ----------------------
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def voila_app_zh(browser, run_mark, tmp_path_factory, artifacts):  # browser first: it may skip
+    serve = _serve_module()
+    tmp = tmp_path_factory.mktemp("voila-zh")
+    port, token = _free_port(), uuid.uuid4().hex
+    argv, env = serve.voila_command(port, token=token, open_browser=False, lang="zh")
+    env = {**_jupyter_env(tmp, run_mark), "JUPYTER_PATH": env["JUPYTER_PATH"], "COURSE_LANG": env["COURSE_LANG"]}
+    server = Server("voila-zh", argv, env, tmp, artifacts, run_mark)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        server.wait_for(f"{base}/voila/static/voila.js")
+        yield {"base": base, "token": token, "server": server}
+    finally:
+        server.stop()
+
+
+def test_chinese_app_speaks_chinese_and_answers_the_slider(voila_app_zh, page, artifacts):
+    """`make app-zh`: the page, the controls, the status line and the tries speak Chinese; a drag trains and
+    redraws; at 1280x800 nothing is cut off (Chinese labels included)."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{voila_app_zh['base']}/?token={voila_app_zh['token']}", wait_until="domcontentloaded",
+              timeout=START_TIMEOUT * 1000)
+    page.locator(".lr-lab-status").wait_for(timeout=START_TIMEOUT * 1000)
+    _poll("the first try's status", lambda: CJK.search(_read(page)["status"]) and _read(page)["image"], SETTLE_TIMEOUT)
+    body = page.inner_text("body")
+    assert "学习率实验室" in body and "学习率" in page.locator(".lr-lab").inner_text(), body[:300]
+    before = _read(page)
+    _slider_to(page, 0.62)
+    now = _poll("a Chinese status and a new figure after the drag",
+                lambda: (lambda r: r if CJK.search(r["status"]) and r["image"]
+                         and r["image"]["sha256"] != before["image"]["sha256"] else None)(_read(page)),
+                SETTLE_TIMEOUT)
+    page.screenshot(path=artifacts / "app-zh-after-drag.png")
+    assert now["image"]["png"], now
+    _check_layout(page, artifacts, "app-zh-layout")
+    problems = page.watch.problems()
+    assert not problems, "the Chinese app in Voila:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def jupyterlab_zh(browser, run_mark, tmp_path_factory, artifacts):
+    """JupyterLab as `make lab-zh` starts it (app/jupyterlab/settings-zh, COURSE_LANG=zh), on a copy of zh/notebooks."""
+    tmp = tmp_path_factory.mktemp("jupyterlab-zh")
+    course = tmp / "notebooks"
+    shutil.copytree(ROOT / "zh" / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    overrides = json.loads((ROOT / "app" / "jupyterlab" / "settings-zh" / "overrides.json").read_text())
+    (tmp / "app-settings").mkdir()
+    (tmp / "app-settings" / "overrides.json").write_text(json.dumps({**overrides, **LAB_OVERRIDES}))
+    port, token = _free_port(), uuid.uuid4().hex
+    argv = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={course}", "--LabApp.extension_manager=readonly",
+            f"--LabApp.app_settings_dir={tmp / 'app-settings'}", f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+            f"--LabApp.workspaces_dir={tmp / 'workspaces'}", "--LabApp.expose_app_in_browser=True"]
+    if os.geteuid() == 0:
+        argv.append("--allow-root")
+    base = f"http://127.0.0.1:{port}"
+    server = Server("jupyterlab-zh", argv, {**_jupyter_env(tmp, run_mark), "COURSE_LANG": "zh"}, tmp, artifacts,
+                    run_mark)
+    try:
+        server.wait_for(f"{base}/api/status?token={token}")
+        yield {"base": base, "token": token, "course": course, "server": server}
+    finally:
+        try:
+            _api(base, token, "/api/shutdown", method="POST")
+            server.proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001 - a dead or stuck server: stop() kills it
+            pass
+        server.stop()
+
+
+def test_lab_zh_has_chinese_menus_and_runs_a_chinese_check(jupyterlab_zh, page, artifacts):
+    """`make lab-zh`: JupyterLab's own menus are Chinese (the pinned language pack), a Chinese notebook opens with
+    its Chinese text, and an exercise check run in it answers in Chinese (COURSE_LANG=zh reaches the kernel)."""
+    name = "00_setup.ipynb"
+    try:
+        _open_in_lab(page, jupyterlab_zh, name)
+        _poll("JupyterLab's Chinese menu bar", lambda: page.get_by_role("menuitem", name="文件").count() > 0,
+              START_TIMEOUT)
+        assert CJK.search(page.locator(".jp-MarkdownOutput").first.inner_text())
+        reply = page.evaluate("""async (path) => {
+          const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context.path === path);
+          const future = panel.sessionContext.session.kernel.requestExecute({code:
+            "import os; from course_utils.exercises import Exercise; print(os.environ.get('COURSE_LANG'));" +
+            "Exercise('zz.1', lambda a: None, ['x']).check(...)"});
+          let text = '';
+          future.onIOPub = msg => { if (msg.header.msg_type === 'stream') text += msg.content.text; };
+          await future.done;
+          return text;
+        }""", name)
+        page.screenshot(path=artifacts / "lab-zh.png")
+        assert reply.startswith("zh\n") and "尚未作答" in reply, reply
+        assert not page.watch.problems(), "\n".join(page.watch.problems())
+    except BaseException:
+        _screenshot_on_failure(page, artifacts / "lab-zh-failed.png")
+        raise
+    finally:
+        _shutdown_kernels(jupyterlab_zh)

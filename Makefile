@@ -17,7 +17,7 @@
 #                 the outputs of unchanged code cells (make execute re-runs it)
 #   make student     the workshop hand-out in student/ (outputs cleared; .solution() refers to the instructor)
 #   make instructor  the instructor edition in instructor/ (each reference solution inline after its exercise)
-#   make browser  install Debian's chromium for the browser tests, if missing (root; CI runs it)
+#   make browser  install Debian's chromium and a Chinese font for the browser tests, if missing (root; CI runs it)
 #   make test-py312  the second supported Python: a fresh 3.12 venv (under /tmp), the quick tier and every notebook
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
@@ -74,11 +74,12 @@ classroom-zh: $(STAMP)
 	$(BIN)/python app/classroom.py --ip $(IP) --room $(ROOM) --port $(PORT) --lang zh
 
 # tests/test_browser.py drives this Chromium through playwright (never `playwright install`, which downloads one).
+# A Chinese font too (1.6 MB): without one, the Chinese edition's headings and buttons show empty boxes.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  test "$$(id -u)" = 0 || { echo "run as root (or: sudo apt-get install -y chromium)"; exit 1; }; \
+	@{ command -v chromium >/dev/null 2>&1 && fc-list :lang=zh | grep -q .; } || { \
+	  test "$$(id -u)" = 0 || { echo "run as root (or: sudo apt-get install -y chromium fonts-wqy-microhei)"; exit 1; }; \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; }
 	@chromium --version 2>/dev/null
 
 # Whole files go to a worker (a notebook's cells share one kernel; a browser or launcher module shares servers).

@@ -799,6 +799,9 @@ def voila_app_zh(browser, run_mark, tmp_path_factory, artifacts):  # browser fir
 def test_chinese_app_speaks_chinese_and_answers_the_slider(voila_app_zh, page, artifacts):
     """`make app-zh`: the page, the controls, the status line and the tries speak Chinese; a drag trains and
     redraws; at 1280x800 nothing is cut off (Chinese labels included)."""
+    fonts = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True).stdout if shutil.which(
+        "fc-list") else "unknown"
+    assert fonts.strip(), "no Chinese font on this machine: headings and buttons would be empty boxes (make browser)"
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{voila_app_zh['base']}/?token={voila_app_zh['token']}", wait_until="domcontentloaded",
               timeout=START_TIMEOUT * 1000)

@@ -15,7 +15,8 @@
 #                 then regenerate the Chinese edition (make zh)
 #   make zh       the Chinese edition in zh/notebooks/ from notebooks/ and translations/zh/ (tools/zh.py); keeps
 #                 the outputs of unchanged code cells (make execute re-runs it)
-#   make student     the workshop hand-out in student/ (outputs cleared; .solution() refers to the instructor)
+#   make student     the workshop hand-out in student/ (outputs cleared; .solution() refers to the instructor);
+#                    both languages: student/notebooks/ and student/zh/notebooks/ (the same for instructor/)
 #   make instructor  the instructor edition in instructor/ (each reference solution inline after its exercise)
 #   make browser  install Debian's chromium and a Chinese font for the browser tests, if missing (root; CI runs it)
 #   make test-py312  the second supported Python: a fresh 3.12 venv (under /tmp), the quick tier and every notebook

@@ -169,3 +169,17 @@ def test_bad_prediction_definitions():
     with pytest.raises(TypeError, match="text, explanation"):
         Prediction("1", "q?", {"a": "x", "b": ("y", "z")}, answer="b")
     assert set(ASKED) == {"exercise", "prediction"}
+
+
+def test_both_languages_get_both_editions(tmp_path):
+    from make_editions import make_editions
+
+    for kind in ("student", "instructor"):
+        written = make_editions(tmp_path / kind, kind)
+        english = [p for p in written if p.parent == tmp_path / kind / "notebooks"]
+        chinese = [p for p in written if p.parent == tmp_path / kind / "zh" / "notebooks"]
+        assert [p.name for p in english] == [p.name for p in chinese] == [p.name for p in NOTEBOOKS]
+        first = [c for c in nbformat.read(chinese[0], as_version=4).cells if c.cell_type == "code"][0]
+        assert 'os.environ["COURSE_LANG"] = "zh"' in first.source
+        if kind == "student":
+            assert EDITION_LINE in first.source

@@ -3,6 +3,8 @@
     python tools/make_editions.py student [OUT_DIR]      (default: student/, ignored by git)
     python tools/make_editions.py instructor [OUT_DIR]   (default: instructor/, ignored by git)
 
+Each in both languages: OUT_DIR/notebooks/ (English) and OUT_DIR/zh/notebooks/ (the Chinese edition).
+
 * student: the workshop hand-out. Outputs cleared; the setup cell sets ``COURSE_EDITION=student``, so
   ``.solution()`` says the solution is with the instructor (hints still work).
 * instructor: after every exercise and prediction cell, its reference solution from
@@ -76,6 +78,17 @@ def instructor_notebook(nb, number):
     return teacher
 
 
+ZH_NOTEBOOKS = ROOT / "zh" / "notebooks"  # the Chinese edition (tools/zh.py)
+
+
+def make_editions(out_dir, kind):
+    """Both languages: OUT_DIR/notebooks from notebooks/, OUT_DIR/zh/notebooks from zh/notebooks/."""
+    written = make_edition(out_dir, kind)
+    if ZH_NOTEBOOKS.is_dir():
+        written += make_edition(Path(out_dir) / "zh", kind, ZH_NOTEBOOKS)
+    return written
+
+
 def make_edition(out_dir, kind, notebooks_dir=ROOT / "notebooks"):
     if kind not in ("student", "instructor"):
         raise ValueError(f"kind must be 'student' or 'instructor', got {kind!r}")
@@ -104,8 +117,9 @@ def main(argv=None):
     parser.add_argument("out_dir", nargs="?")
     args = parser.parse_args(argv)
     out_dir = args.out_dir or str(ROOT / args.kind)
-    written = make_edition(out_dir, args.kind)
-    print(f"{args.kind} edition: {len(written)} notebooks in {Path(out_dir) / 'notebooks'}")
+    written = make_editions(out_dir, args.kind)
+    print(f"{args.kind} edition: {len(written)} notebooks in {Path(out_dir) / 'notebooks'} and, in Chinese, "
+          f"{Path(out_dir) / 'zh' / 'notebooks'}")
     return 0
 
 

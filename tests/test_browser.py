@@ -226,7 +226,8 @@ def jupyterlab(browser, run_mark, tmp_path_factory, artifacts):  # browser first
     course = tmp / "notebooks"
     shutil.copytree(ROOT / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     (tmp / "app-settings").mkdir()
-    (tmp / "app-settings" / "overrides.json").write_text(json.dumps(LAB_OVERRIDES))
+    make_lab = json.loads((ROOT / "app" / "jupyterlab" / "settings" / "overrides.json").read_text())
+    (tmp / "app-settings" / "overrides.json").write_text(json.dumps({**make_lab, **LAB_OVERRIDES}))  # as make lab
     port, token = _free_port(), uuid.uuid4().hex
     argv = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
@@ -881,3 +882,46 @@ def test_lab_zh_has_chinese_menus_and_runs_a_chinese_check(jupyterlab_zh, page, 
         raise
     finally:
         _shutdown_kernels(jupyterlab_zh)
+
+
+SAVED_LAB = [
+    'import os\n\nos.environ["GLOG_v"] = "3"\n\nfrom course_utils import env\nfrom course_utils.lab import '
+    'learning_rate_lab\n\nos.chdir(env.scratch_dir())\nlab = learning_rate_lab()',
+]
+
+
+def test_a_saved_lab_reopens_as_its_picture(jupyterlab, page, artifacts):
+    """Issue 17: a learner runs the lab, saves, and opens the notebook again later (its kernel gone): make lab saves
+    widget state with the notebook, so the lab's last picture shows, not 'Error displaying widget: model not found'."""
+    name = "saved_lab.ipynb"
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "lab", "metadata": {}, "outputs": [],
+                     "source": SAVED_LAB[0]}],
+          "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (jupyterlab["course"] / name).write_text(json.dumps(nb))
+    try:
+        _open_in_lab(page, jupyterlab, name)
+        _menu(page, "Run", "Run All Cells")
+        _poll("the lab to show its first try", lambda: page.locator(".lr-lab img.lr-lab-figure").count()
+              and _finished(page, name), START_TIMEOUT)
+        _kernel_settled(page, name)
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save').then(() => true)")
+        _poll("the notebook to be saved", lambda: "widget-state" in (jupyterlab["course"] / name).read_text(), 60)
+        page.evaluate(CLOSE_JS, name)
+        _shutdown_kernels(jupyterlab)
+        time.sleep(1.0)
+        page.watch.console.clear()  # tear-down noise of the closed notebook (see the stored-outputs test)
+        page.evaluate(OPEN_JS, name)
+        _wait_for_kernel(page, name)
+        shown = _poll("the reopened notebook's lab picture",
+                      lambda: page.locator(".jp-OutputArea-output img").count(), START_TIMEOUT)
+        page.screenshot(path=artifacts / "saved-lab-reopened.png")
+        broken = page.locator(".jp-OutputArea-output", has_text="Error displaying widget").count()
+        assert shown and not broken, f"{broken} output(s) say 'Error displaying widget' after reopening"
+        assert not page.watch.problems(), "\n".join(page.watch.problems())
+    except BaseException:
+        _screenshot_on_failure(page, artifacts / "saved-lab-failed.png")
+        raise
+    finally:
+        _shutdown_kernels(jupyterlab)
+

@@ -176,6 +176,13 @@ class ClassroomServer:
             server = 0.0
         return rss, uss, sum(rss) + server
 
+    def server_cpu_seconds(self):
+        """CPU seconds (user + system) of the Voila server process itself (not its kernels)."""
+        try:
+            return sum(psutil.Process(self.proc.pid).cpu_times()[:2])
+        except psutil.Error:
+            return 0.0
+
     def kernel_cpu_seconds(self):
         total = 0.0
         for proc in self.kernels():
@@ -424,6 +431,46 @@ async def arrive_together(base, token, n, moves, think=THINK, seed=0):
 
 
 # ---- one room, and the whole table ------------------------------------------------------------------------
+class KernelCPU:
+    """CPU seconds of a server's kernels from now until ``stop()``, sampled every half second (a kernel that ends
+    keeps its last sample); kernels started meanwhile count from 0 and are also reported apart."""
+
+    def __init__(self, server):
+        import threading
+
+        self.server, self.first, self.last, self.new = server, {}, {}, set()
+        for proc in server.kernels():
+            self._sample(proc, at_start=True)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _sample(self, proc, at_start=False):
+        try:
+            seconds = sum(proc.cpu_times()[:2])
+        except psutil.Error:
+            return
+        if proc.pid not in self.first:
+            self.first[proc.pid] = seconds if at_start else 0.0
+            if not at_start:
+                self.new.add(proc.pid)
+        self.last[proc.pid] = seconds
+
+    def _run(self):
+        while not self._done.wait(0.5):
+            for proc in self.server.kernels():
+                self._sample(proc)
+
+    def stop(self):
+        """(CPU s of all kernels, number started during the run, CPU s of those)."""
+        self._done.set()
+        self._thread.join()
+        for proc in self.server.kernels():
+            self._sample(proc)
+        spent = {pid: self.last[pid] - self.first[pid] for pid in self.first}
+        return sum(spent.values()), len(self.new), sum(spent[pid] for pid in self.new)
+
+
 def run_room(n, moves, heat_timeout, think=THINK, log_dir=None):
     """Serve a room of ``n`` (n places, n pre-heated), let n learners arrive at once; returns the figures."""
     available_before = psutil.virtual_memory().available / 2**20
@@ -439,8 +486,17 @@ def run_room(n, moves, heat_timeout, think=THINK, log_dir=None):
                    uss_per_kernel_mb=statistics.mean(uss) if uss else None,
                    heat_cpu_s_per_lab=server.kernel_cpu_seconds() / max(1, len(rss)))
         cpu = psutil.cpu_percent(interval=None)
+        sampler = KernelCPU(server)
+        spent = (server.server_cpu_seconds(), time.process_time(), time.monotonic())
         results = asyncio.run(arrive_together(server.base, server.token, n, moves, think))
         row["cpu_percent_during"] = psutil.cpu_percent(interval=None) if cpu is not None else None
+        # Where the session's CPU went: the labs (kernels; those started during the session, when Voila refills
+        # its pool, counted separately), the Voila server relaying messages, and this script playing the
+        # learners' browsers (in a real room, on the learners' own machines).
+        kernels_s, new_kernels, new_kernels_s = sampler.stop()
+        row.update(session_s=time.monotonic() - spent[2], cpu_kernels_s=kernels_s, kernels_started=new_kernels,
+                   cpu_new_kernels_s=new_kernels_s, cpu_server_s=server.server_cpu_seconds() - spent[0],
+                   cpu_learners_s=time.process_time() - spent[1])
         row["available_drop_mb"] = available_before - psutil.virtual_memory().available / 2**20
         ttl = [r["time_to_lab"] for r in results if r["time_to_lab"] is not None]
         move = [m for r in results for m in r["moves"]]

@@ -302,7 +302,7 @@ class LearningRateLab:
         cached = self._sweeps.get(key)
         if cached is None or cached.steps < steps:
             if not self.trainer.is_compiled(optimizer):
-                self._set_status(t("compiling MindSpore training for {optimizer} (once, a second or two)...",
+                self._set_status(t("compiling MindSpore training for {optimizer} (once, two or three seconds)...",
                                    optimizer=optimizer))
             self._sweeps[key] = cached = self.trainer.sweep(optimizer, None, steps, self.start, beta)
         sweep = cached if cached.steps == steps else cached.truncated(steps)

@@ -5,7 +5,9 @@ batch: theta has shape (2, K), the learning rates are a (1, K) Tensor. ``MindSpo
 gradient with MindSpore's autodiff (``ms.grad``) and applies the update rules of ``nn.SGD``,
 ``nn.Momentum`` (momentum beta, a Tensor argument) and ``nn.Adam`` (defaults) as MindSpore ops inside
 one ``@ms.jit`` function per optimizer, ``chunk`` steps unrolled and called as often as the step count
-needs. Learning rates, beta, start and optimizer state are Tensor arguments of a fixed shape, so a new
+needs. ``chunk=100`` (the lab's default step count in one call) compiles in 2-3 s and sweeps 401 learning rates
+in about 40 ms; ``chunk=50`` compiled in about 1.2 s but took about 140 ms (measured here, 2026-12-01): the
+unrolled 100-step graph runs about 3.5 times faster per step. Learning rates, beta, start and optimizer state are Tensor arguments of a fixed shape, so a new
 setting never recompiles: each optimizer compiles once, on its first use. ``NumpyTrainer`` does the
 same batched arithmetic in float32 numpy (the speed reference); the tests compare both with MindSpore's
 own optimizers and with an independent float64 oracle.
@@ -118,7 +120,7 @@ class MindSporeTrainer(_Trainer):
 
     name = "MindSpore"
 
-    def __init__(self, x, y, chunk=50):
+    def __init__(self, x, y, chunk=100):
         check_xy(x, y)
         require_int("chunk", chunk, 1, 200)
         import mindspore as ms
@@ -149,7 +151,7 @@ class MindSporeTrainer(_Trainer):
         return optimizer in self._compiled
 
     def compile(self, optimizer):
-        """Compile the optimizer's batched chunk now (a second or two) instead of on its first sweep."""
+        """Compile the optimizer's batched chunk now (two or three seconds) instead of on its first sweep."""
         require_choice("optimizer", optimizer, OPTIMIZERS)
         if optimizer not in self._compiled:
             self._batch(optimizer, LR_GRID, 1, np.zeros(2), MOMENTUM)

@@ -43,7 +43,8 @@ def _short(exc, folder):
     lines = [line.rstrip() for line in text.replace(prefix, "").strip().splitlines()]
     lines = [line for i, line in enumerate(lines) if line or (i and lines[i - 1])]  # no double blank lines
     if len(lines) > MAX_LINES:
-        lines = lines[:MAX_LINES] + [t("[... {count} more lines]", count=len(lines) - MAX_LINES)]
+        more = len(lines) - MAX_LINES
+        lines = lines[:MAX_LINES] + [t("[... 1 more line]") if more == 1 else t("[... {count} more lines]", count=more)]
     return f"{type(exc).__name__}: " + "\n".join(lines)
 
 

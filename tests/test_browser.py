@@ -219,15 +219,15 @@ def _jupyter_env(tmp, run_mark):
     return env
 
 
-@pytest.fixture(scope="module")
-def jupyterlab(browser, run_mark, tmp_path_factory, artifacts):  # browser first: it may skip
-    """JupyterLab from this environment on 127.0.0.1, serving a temporary copy of notebooks/."""
-    tmp = tmp_path_factory.mktemp("jupyterlab")
+def _jupyterlab(tmp, notebooks, settings, run_mark, artifacts, extra_env=None):
+    """JupyterLab from this environment on 127.0.0.1 over a temporary copy of ``notebooks``, with the settings
+    of ``settings`` (app/jupyterlab/<settings>/overrides.json, as the make target uses them) and the test run's
+    own (LAB_OVERRIDES). Yields what the tests need; shuts the server and its kernels down."""
     course = tmp / "notebooks"
-    shutil.copytree(ROOT / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(notebooks, course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    overrides = json.loads((ROOT / "app" / "jupyterlab" / settings / "overrides.json").read_text())
     (tmp / "app-settings").mkdir()
-    make_lab = json.loads((ROOT / "app" / "jupyterlab" / "settings" / "overrides.json").read_text())
-    (tmp / "app-settings" / "overrides.json").write_text(json.dumps({**make_lab, **LAB_OVERRIDES}))  # as make lab
+    (tmp / "app-settings" / "overrides.json").write_text(json.dumps({**overrides, **LAB_OVERRIDES}))
     port, token = _free_port(), uuid.uuid4().hex
     argv = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
@@ -238,7 +238,8 @@ def jupyterlab(browser, run_mark, tmp_path_factory, artifacts):  # browser first
     if os.geteuid() == 0:
         argv.append("--allow-root")
     base = f"http://127.0.0.1:{port}"
-    server = Server("jupyterlab", argv, _jupyter_env(tmp, run_mark), tmp, artifacts, run_mark)
+    server = Server(f"jupyterlab-{settings}", argv, {**_jupyter_env(tmp, run_mark), **(extra_env or {})}, tmp,
+                    artifacts, run_mark)
     try:
         server.wait_for(f"{base}/api/status?token={token}")
         yield {"base": base, "token": token, "course": course, "server": server}
@@ -249,6 +250,12 @@ def jupyterlab(browser, run_mark, tmp_path_factory, artifacts):  # browser first
         except Exception:  # noqa: BLE001 - a dead or stuck server: stop() kills it
             pass
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def jupyterlab(browser, run_mark, tmp_path_factory, artifacts):  # browser first: it may skip
+    """JupyterLab as `make lab` starts it (app/jupyterlab/settings), on a temporary copy of notebooks/."""
+    yield from _jupyterlab(tmp_path_factory.mktemp("jupyterlab"), ROOT / "notebooks", "settings", run_mark, artifacts)
 
 
 # ---- a page --------------------------------------------------------------------------------------------------
@@ -826,33 +833,8 @@ def test_chinese_app_speaks_chinese_and_answers_the_slider(voila_app_zh, page, a
 @pytest.fixture(scope="module")
 def jupyterlab_zh(browser, run_mark, tmp_path_factory, artifacts):
     """JupyterLab as `make lab-zh` starts it (app/jupyterlab/settings-zh, COURSE_LANG=zh), on a copy of zh/notebooks."""
-    tmp = tmp_path_factory.mktemp("jupyterlab-zh")
-    course = tmp / "notebooks"
-    shutil.copytree(ROOT / "zh" / "notebooks", course, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    overrides = json.loads((ROOT / "app" / "jupyterlab" / "settings-zh" / "overrides.json").read_text())
-    (tmp / "app-settings").mkdir()
-    (tmp / "app-settings" / "overrides.json").write_text(json.dumps({**overrides, **LAB_OVERRIDES}))
-    port, token = _free_port(), uuid.uuid4().hex
-    argv = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={course}", "--LabApp.extension_manager=readonly",
-            f"--LabApp.app_settings_dir={tmp / 'app-settings'}", f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
-            f"--LabApp.workspaces_dir={tmp / 'workspaces'}", "--LabApp.expose_app_in_browser=True"]
-    if os.geteuid() == 0:
-        argv.append("--allow-root")
-    base = f"http://127.0.0.1:{port}"
-    server = Server("jupyterlab-zh", argv, {**_jupyter_env(tmp, run_mark), "COURSE_LANG": "zh"}, tmp, artifacts,
-                    run_mark)
-    try:
-        server.wait_for(f"{base}/api/status?token={token}")
-        yield {"base": base, "token": token, "course": course, "server": server}
-    finally:
-        try:
-            _api(base, token, "/api/shutdown", method="POST")
-            server.proc.wait(timeout=30)
-        except Exception:  # noqa: BLE001 - a dead or stuck server: stop() kills it
-            pass
-        server.stop()
+    yield from _jupyterlab(tmp_path_factory.mktemp("jupyterlab-zh"), ROOT / "zh" / "notebooks", "settings-zh",
+                           run_mark, artifacts, {"COURSE_LANG": "zh"})
 
 
 def test_lab_zh_has_chinese_menus_and_runs_a_chinese_check(jupyterlab_zh, page, artifacts):
@@ -884,10 +866,8 @@ def test_lab_zh_has_chinese_menus_and_runs_a_chinese_check(jupyterlab_zh, page, 
         _shutdown_kernels(jupyterlab_zh)
 
 
-SAVED_LAB = [
-    'import os\n\nos.environ["GLOG_v"] = "3"\n\nfrom course_utils import env\nfrom course_utils.lab import '
-    'learning_rate_lab\n\nos.chdir(env.scratch_dir())\nlab = learning_rate_lab()',
-]
+SAVED_LAB = ('import os\n\nos.environ["GLOG_v"] = "3"\n\nfrom course_utils import env\nfrom course_utils.lab import '
+             'learning_rate_lab\n\nos.chdir(env.scratch_dir())\nlab = learning_rate_lab()')
 
 
 def test_a_saved_lab_reopens_as_its_picture(jupyterlab, page, artifacts):
@@ -895,7 +875,7 @@ def test_a_saved_lab_reopens_as_its_picture(jupyterlab, page, artifacts):
     widget state with the notebook, so the lab's last picture shows, not 'Error displaying widget: model not found'."""
     name = "saved_lab.ipynb"
     nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "lab", "metadata": {}, "outputs": [],
-                     "source": SAVED_LAB[0]}],
+                     "source": SAVED_LAB}],
           "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
           "nbformat": 4, "nbformat_minor": 5}
     (jupyterlab["course"] / name).write_text(json.dumps(nb))

@@ -57,3 +57,9 @@ def test_no_error_fails_and_other_errors_propagate():
     with pytest.raises(TypeError, match="give the expected exception classes"):
         with expect_error("ValueError"):
             pass
+
+
+def test_one_more_line_is_singular(capsys):
+    with expect_error(RuntimeError):
+        raise RuntimeError("\n".join(f"line {i}" for i in range(MAX_LINES + 1)))
+    assert capsys.readouterr().out.splitlines()[-1] == "[... 1 more line]"

@@ -34,7 +34,7 @@ PRESET_LABELS = {"too small": lazy("too small"), "good": lazy("good"), "oscillat
                  "diverging": lazy("diverging")}  # what the buttons say, translated when the lab is built
 PRESET_TIPS = {"too small": lazy("a too small learning rate for this optimizer"),
                "good": lazy("a good learning rate for this optimizer"),
-               "oscillating": lazy("a oscillating learning rate for this optimizer"),
+               "oscillating": lazy("an oscillating learning rate for this optimizer"),
                "diverging": lazy("a diverging learning rate for this optimizer")}
 TRIES_ROWS = {DIVERGED: lazy("{run}: diverged"), DIVERGING: lazy("{run}: diverging"),  # a line of the tries list
               NO_PROGRESS: lazy("{run}: no progress"), HEALTHY: lazy("{run}: healthy")}  # per verdict kind

@@ -5,10 +5,11 @@ batch: theta has shape (2, K), the learning rates are a (1, K) Tensor. ``MindSpo
 gradient with MindSpore's autodiff (``ms.grad``) and applies the update rules of ``nn.SGD``,
 ``nn.Momentum`` (momentum beta, a Tensor argument) and ``nn.Adam`` (defaults) as MindSpore ops inside
 one ``@ms.jit`` function per optimizer, ``chunk`` steps unrolled and called as often as the step count
-needs. ``chunk=100`` (the lab's default step count in one call) compiles in 2-3 s and sweeps 401 learning rates
-in about 40 ms; ``chunk=50`` compiled in about 1.2 s but took about 140 ms (measured here, 2026-12-01): the
-unrolled 100-step graph runs about 3.5 times faster per step. Learning rates, beta, start and optimizer state are Tensor arguments of a fixed shape, so a new
-setting never recompiles: each optimizer compiles once, on its first use. ``NumpyTrainer`` does the
+needs. ``chunk=100`` (the lab's default step count in one call) compiles in 2-3 s and sweeps 401 learning
+rates in about 40 ms; ``chunk=50`` compiled in about 1.2 s but took about 140 ms (measured here, 2026-12-01):
+the unrolled 100-step graph runs about 3.5 times faster per step. Learning rates, beta, start and optimizer
+state are Tensor arguments of a fixed shape, so a new setting never recompiles: each optimizer compiles once,
+on its first use. ``NumpyTrainer`` does the
 same batched arithmetic in float32 numpy (the speed reference); the tests compare both with MindSpore's
 own optimizers and with an independent float64 oracle.
 """

@@ -295,8 +295,9 @@ class LearningRateLab:
         return self.tries[-1].verdict if self.tries else None
 
     # ---- the sweep of the current setting (trained once, cached) --------------------------------------
-    def _current_sweep(self):
-        optimizer, steps = self.optimizer.value, self.steps.value
+    def _cached_sweep(self, optimizer, steps):
+        """The cached sweep of ``optimizer`` at the current β and start, trained first if missing or too short
+        (it may be longer than ``steps``)."""
         beta = self.momentum.value if optimizer == "Momentum" else MOMENTUM
         key = (optimizer, round(beta, 4), self.start)
         cached = self._sweeps.get(key)
@@ -305,6 +306,11 @@ class LearningRateLab:
                 self._set_status(t("compiling MindSpore training for {optimizer} (once, two or three seconds)...",
                                    optimizer=optimizer))
             self._sweeps[key] = cached = self.trainer.sweep(optimizer, None, steps, self.start, beta)
+        return cached
+
+    def _current_sweep(self):
+        optimizer, steps = self.optimizer.value, self.steps.value
+        cached = self._cached_sweep(optimizer, steps)
         sweep = cached if cached.steps == steps else cached.truncated(steps)
         if self.sweep is None or (sweep.optimizer, sweep.momentum, sweep.steps, id(cached)) != self._sweep_key:
             self._sweep_key = (sweep.optimizer, sweep.momentum, sweep.steps, id(cached))
@@ -317,13 +323,10 @@ class LearningRateLab:
         """Compile and train, now, the first sweep of each optimizer a learner can switch to (its default β and
         the current steps), so that the first switch is a look-up. The classroom server's pre-heated labs do
         this before learners arrive (COURSE_LAB_WARM_UP=1): seconds of CPU then, instead of during the session."""
-        steps = self.steps.value
+        status = self.status.value
         for optimizer in optimizers:
-            require_choice("optimizer", optimizer, OPTIMIZERS)
-            beta = self.momentum.value if optimizer == "Momentum" else MOMENTUM
-            key = (optimizer, round(beta, 4), self.start)
-            if key not in self._sweeps or self._sweeps[key].steps < steps:
-                self._sweeps[key] = self.trainer.sweep(optimizer, None, steps, self.start, beta)
+            self._cached_sweep(require_choice("optimizer", optimizer, OPTIMIZERS), self.steps.value)
+        self.status.value = status  # the "compiling..." lines were for this warm-up, not for the learner
 
     # ---- widget callbacks ------------------------------------------------------------------------------
     def _apply(self, new):

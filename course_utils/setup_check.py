@@ -71,8 +71,8 @@ def _breaks(name, found, pinned):
     return None
 
 
-NOTEBOOK_INSTALL = lazy("make venv` (or `pip install -r requirements.txt")  # inside `...` in "run `...`"
-CONTRIBUTOR_INSTALL = lazy("make test` (or `pip install -r requirements-dev.txt")
+NOTEBOOK_INSTALL = lazy("`make venv` (or `pip install -r requirements.txt`)")  # what "run {install_hint}" says
+CONTRIBUTOR_INSTALL = lazy("`make test` (or `pip install -r requirements-dev.txt`)")
 
 
 def check_packages(pins, installed=None, install_hint=NOTEBOOK_INSTALL):
@@ -95,7 +95,7 @@ def check_packages(pins, installed=None, install_hint=NOTEBOOK_INSTALL):
             found = installed.get(name)
         rows.append((name, pinned, found))
         if found is None:
-            problems.append(t("{name} is missing: run `{install_hint}`", name=name, install_hint=t(install_hint)))
+            problems.append(t("{name} is missing: run {install_hint}", name=name, install_hint=t(install_hint)))
         elif found != pinned:
             broken = _breaks(name, str(found), str(pinned))
             if broken:

@@ -93,7 +93,7 @@ def test_compiles_oracle_matches_mindspore():
     assert len(compiles) == nb13.expected_compiles()
 
 
-# ---- 13.3 graph_act ----------------------------------------------------------------------------
+# ---- 13.4 graph_act ----------------------------------------------------------------------------
 class IdentityOrRelu(nn.Cell):
     def __init__(self, use_relu):
         super().__init__()
@@ -247,7 +247,7 @@ def test_time_calls_requires_repeat_by_keyword():
         time_calls(print)  # repeat is keyword-only and required
 
 
-# ---- 13.4 a learning-rate schedule compiled once ---------------------------------------------------
+# ---- 13.3 a learning-rate schedule compiled once ---------------------------------------------------
 def _schedule_trainer(mistake=None):
     """train_with_schedule written here, with one typical mistake or none."""
     from mindspore import ops

@@ -96,7 +96,7 @@ CHECK_MODULES = tuple(importlib.import_module(f"course_utils.checks.{path.stem}"
 EXERCISES = [value for module in CHECK_MODULES for value in vars(module).values() if isinstance(value, Exercise)]
 # The exercises whose right answer is a plain value that generated data could hit by chance: the checks
 # of those are tested against far-off values below instead.
-VALUE_ANSWERS = {"00.2", "01.1", "02.1", "03.1", "05.1", "05.2", "05.3", "12.1", "12.2", "13.2", "15.2"}
+VALUE_ANSWERS = {"00.2", "01.1", "02.1", "03.2", "05.1", "05.2", "05.3", "12.1", "12.2", "13.2", "15.2"}
 
 
 def verdict_of(exercise, answer):
@@ -139,7 +139,7 @@ REFERENCES = {
     "00.2": ([1.0], 0.0),  # ms.PYNATIVE_MODE
     "01.1": ([8.0], 0.0),
     "02.1": ([0.5], 1e-3),  # mean |PREDICTIONS - LABELS|
-    "03.1": ([0.55], 0.5),  # any lr that converges in 100 steps: about 0.3 to 0.8
+    "03.2": ([0.55], 0.5),  # any lr that converges in 100 steps: about 0.3 to 0.8
     "05.1": ([2.0 / LAM_MAX], 0.05),
     "05.2": ([2.0 / (LAM_MIN + LAM_MAX)], 0.5),
     "05.3": ([2.0 * 1.9 / LAM_MAX], 0.05),

@@ -5,6 +5,8 @@ code lines / 12, without the exercise and prediction cells, is a lower bound on 
 Optional "Going further ... (optional, N min)" sections are estimated on their own, against their N.
 """
 
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -44,3 +46,38 @@ def test_the_model_counts_prose_code_and_optional_sections(tmp_path):
     core, optional = size_minutes(path)
     assert core == pytest.approx(1 + 1 + 1)  # 180 words, 12 lines, then the key points' 180 words
     assert optional == [("Going further: more (optional, 2 min)", 2, pytest.approx(360 / 180 + 1))]
+
+
+HEADING_MINUTES = re.compile(r"^#{2,3} .*\((\d+) min\)\s*$")
+
+
+def heading_minutes(path):
+    """The minutes in the core path's section headings ("## 4. Loss scaling (13 min)"), optional sections left out."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    return [int(m.group(1)) for cell in nb["cells"] if cell["cell_type"] == "markdown"
+            for line in "".join(cell["source"]).splitlines()
+            if (m := HEADING_MINUTES.match(line)) and "optional" not in line]
+
+
+@pytest.mark.parametrize("row", MAP, ids=[row[0] for row in MAP])
+def test_section_minutes_add_up_to_the_stated_minutes(row):
+    """An instructor plans with the headings: they add up to the teaching minutes (the capstone's sections hold
+    its exercises too, so there they add up to teaching plus exercises)."""
+    name, _title, teach, exercises = row
+    minutes = heading_minutes(ROOT / "notebooks" / name)
+    if minutes:
+        assert sum(minutes) in (teach, teach + exercises), (
+            f"{name}: its section headings add up to {sum(minutes)} min, it states {teach} min of teaching"
+            f" and {exercises} of exercises")
+
+
+def test_the_chinese_headings_give_the_same_minutes():
+    for translation in sorted((ROOT / "translations" / "zh").glob("[0-9][0-9]_*.json")):
+        nb = json.loads((ROOT / "notebooks" / (translation.stem + ".ipynb")).read_text(encoding="utf-8"))
+        english = {cell["id"]: "".join(cell["source"]) for cell in nb["cells"] if cell["cell_type"] == "markdown"}
+        for cell_id, entry in json.loads(translation.read_text(encoding="utf-8"))["cells"].items():
+            en = [m for line in english.get(cell_id, "").splitlines() if line.startswith("#")
+                  for m in re.findall(r"(\d+) min\b", line)]
+            zh = [m for line in entry["zh"].splitlines() if line.startswith("#")
+                  for m in re.findall(r"(\d+) 分钟", line)]
+            assert en == zh, f"{translation.name}, cell {cell_id}: English headings say {en} min, Chinese {zh}"

@@ -11,7 +11,7 @@ from course_utils.messages import lazy, t
 
 
 def exercise_data():
-    """Exercise 03.1's data: 100 points with x in [0.3, 1.1) and y = 3x - 1 + N(0, 0.01), float32 (100, 1).
+    """Exercise 03.2's data: 100 points with x in [0.3, 1.1) and y = 3x - 1 + N(0, 0.01), float32 (100, 1).
 
     Not the course data: x is spread differently, so the learning rates that work differ too."""
     rng = np.random.RandomState(1)
@@ -78,13 +78,13 @@ def _check_least_squares(answer):
     return None
 
 
-learning_rate = Exercise("03.1", _check_learning_rate, hints=[
+learning_rate = Exercise("03.2", _check_learning_rate, hints=[
     lazy("run section 5's sweep on this data: train(MinimalNet(), x2, y2, lr, steps=150) for a handful of "
          "learning rates, and ask steps_to_converge(history['params'], least_squares(x2, y2)) about each"),
     lazy("the window here is narrower than on the course data and lies between 0.45 and 0.7: sweep that range in "
          "steps of 0.02"),
 ])
-least_squares = Exercise("03.2", _check_least_squares, hints=[
+least_squares = Exercise("03.1", _check_least_squares, hints=[
     lazy("write the model as a matrix product: a column for x and a column for the bias"),
     lazy("np.linalg.lstsq(np.hstack([x, np.ones_like(x)]), y, rcond=None)"),
 ])
@@ -211,8 +211,8 @@ just_above_bound = Prediction(
                 "down: it overshoots, more and more at every step")),
      "c": (lazy("It diverges: after 100 steps the loss is larger than at the start"),
            lazy("0.81 is just above the stability bound 2 / lambda_max (about 0.807, notebook 05): each step "
-                "multiplies the error along the steep direction by |1 - lr * lambda_max| > 1. So close to the "
-                "bound the factor is barely above 1, so the loss creeps up; at 0.85 it explodes"))},
+                "multiplies the error along the steep direction by |1 - lr * lambda_max| > 1. This close to the "
+                "bound the factor is barely above 1 and the loss creeps up; at 0.85 it explodes"))},
     answer="c")
 train_loop = Exercise("03.5", _check_train_loop, hints=[
     lazy("start from section 2's loop (or the train function of section 3): the same steps, with another "

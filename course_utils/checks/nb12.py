@@ -14,8 +14,8 @@ from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExer
 from course_utils.messages import lazy, t
 
 TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
-FIXED_SCALE = 128.0  # the loss scale of exercise 12.3
-CHECK_STEPS = 20  # steps the checker of 12.3 trains the learner's cell for
+FIXED_SCALE = 128.0  # the loss scale of exercise 12.4
+CHECK_STEPS = 20  # steps the checker of 12.4 trains the learner's cell for
 
 
 def _power_of_two(answer, what):
@@ -137,14 +137,14 @@ largest_scale = Exercise("12.2", _check_largest_scale, hints=[
     lazy("the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite"),
     lazy("compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf"),
 ])
-fixed_scale_fix = Exercise("12.3", _check_fixed_scale_fix, hints=[
+fixed_scale_fix = Exercise("12.4", _check_fixed_scale_fix, hints=[
     lazy("with a fixed loss scale, something must divide the gradients by it again before the update"),
     lazy("nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update"),
 ])
 
 
-# ---- 12.4 a loss-scaled train step -------------------------------------------------------------------
-STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 12.4 check
+# ---- 12.3 a loss-scaled train step -------------------------------------------------------------------
+STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 12.3 check
 
 
 def _scaled_step_data():
@@ -263,7 +263,7 @@ def _check_scaled_step(answer):
     return None
 
 
-scaled_step = ScaffoldExercise("12.4", _check_scaled_step, hints=[
+scaled_step = ScaffoldExercise("12.3", _check_scaled_step, hints=[
     lazy("five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale "
          "and update only if they are finite, adjust the scale"),
     lazy("forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "

@@ -91,7 +91,7 @@ def _check_compiles(answer):
              answer=shown(answer, with_type=False))
 
 
-# ---- 13.4 a schedule that compiles once -------------------------------------------------------------
+# ---- 13.3 a schedule that compiles once -------------------------------------------------------------
 SCHEDULE = [0.4 * 0.7 ** k for k in range(6)]  # the checker's decaying learning rates (the lesson's: 0.5 * 0.8**k)
 _traces = []
 
@@ -179,7 +179,7 @@ def _check_schedule_train(answer):
     return None
 
 
-# ---- 13.3 a construct that compiles ----------------------------------------------------------------
+# ---- 13.4 a construct that compiles ----------------------------------------------------------------
 def _check_graph_act(answer):
     import mindspore as ms
     from mindspore import Tensor, nn, ops
@@ -228,13 +228,13 @@ compiles = Exercise("13.2", _check_compiles, hints=[
     lazy("a compiled graph is reused only when what it was compiled for is the same again"),
     lazy("a compiled graph is reused when every Python value and every tensor shape and dtype was seen before"),
 ])
-graph_act = Exercise("13.3", _check_graph_act, hints=[
+graph_act = Exercise("13.4", _check_graph_act, hints=[
     lazy("read MindSpore's message: it names what graph mode cannot parse"),
     lazy("MindSpore's message says it: put the lambda on a line of its own (an if statement), or use def, or "
          "nn.Identity()"),
 ])
 
-schedule_train = ScaffoldExercise("13.4", _check_schedule_train, hints=[
+schedule_train = ScaffoldExercise("13.3", _check_schedule_train, hints=[
     lazy("start from make_sgd_step above: the same step, and a loop that calls it once per learning rate"),
     lazy("the step must be compiled (@ms.jit), and the argument that changes at every call must not be a Python "
          "float"),

@@ -1,7 +1,7 @@
 """Exercises of notebook 14 (the input pipeline and its speed): a pipeline that maps once per batch, and two
 predictions (what parallel workers do for a waiting pipeline; what sink mode changes on CPU).
 
-The oracle of 14.1 is plain numpy slicing of the checker's own data (100 rows, batches of 16, so the last
+The oracle of 14.4 is plain numpy slicing of the checker's own data (100 rows, batches of 16, so the last
 batch is partial), with a transform that counts its calls; it shares no code with mindspore.dataset.
 """
 
@@ -90,7 +90,7 @@ def _check_batched_pipeline(answer):
     return None
 
 
-batched_pipeline = ScaffoldExercise("14.1", _check_batched_pipeline, hints=[
+batched_pipeline = ScaffoldExercise("14.4", _check_batched_pipeline, hints=[
     lazy("two calls on the dataset, in this order: one groups the rows, the other applies the transform"),
     lazy("ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=False), then .batch(batch_size), then "
          ".map(operations=..., input_columns=...)"),
@@ -127,7 +127,7 @@ sink_on_cpu = Prediction(
     "c")
 
 
-# ---- 14.4 a GeneratorDataset over a random-access source --------------------------------------------------
+# ---- 14.1 a GeneratorDataset over a random-access source --------------------------------------------------
 READ_ROWS, READ_BATCH = 45, 10  # 5 batches, the last one of 5 rows
 
 
@@ -181,7 +181,7 @@ def _check_reading_pipeline(answer):
     return None
 
 
-reading_pipeline = ScaffoldExercise("14.4", _check_reading_pipeline, hints=[
+reading_pipeline = ScaffoldExercise("14.1", _check_reading_pipeline, hints=[
     lazy("__getitem__(i) returns what load(i) returns; __len__ returns how many rows there are"),
     lazy("ds.GeneratorDataset(Rows(load, n), column_names=['x', 'y'], ...): look up its shuffle default"),
     lazy("dataset = ds.GeneratorDataset(Rows(load, n), column_names=['x', 'y'], shuffle=False)"),

@@ -69,7 +69,7 @@ def _check_sum_lr(answer):
              "what is the sum of {workers} of them?", workers=SUM_WORKERS)
 
 
-# Exercise 15.3: the msrun command for the second of two machines with 4 workers each.
+# Exercise 15.4: the msrun command for the second of two machines with 4 workers each.
 MASTER_ADDR, MASTER_PORT, MACHINES, PER_MACHINE, SCRIPT = "192.168.1.10", 8118, 2, 4, "dp_train.py"
 
 
@@ -132,14 +132,14 @@ sum_lr = Exercise("15.2", _check_sum_lr, hints=[
     lazy("with equal shards, each rank's mean gradient is about the full-batch gradient g; the all-reduce adds 4 of "
          "them, and SGD steps by lr times what it receives"),
 ])
-node_command = Exercise("15.3", _check_node_command, hints=[
+node_command = Exercise("15.4", _check_node_command, hints=[
     lazy("both machines run the same msrun command except for one option"),
     lazy("start from the 2-worker command above; the second machine runs the same command as the first except for "
          "--node_rank; --worker_num is the total over both machines"),
 ])
 
 
-# ---- 15.4 the all-reduced gradient of a data-parallel step, in one process ---------------------------
+# ---- 15.3 the all-reduced gradient of a data-parallel step, in one process ---------------------------
 # (rows, features, workers, gradients_mean): equal shards with a mean, then shards that need filling up, summed
 REDUCE_CASES = [(12, 2, 3, True), (10, 2, 4, False)]
 
@@ -237,7 +237,7 @@ def _check_reduced_grads(answer):
     return None
 
 
-reduced_grads = ScaffoldExercise("15.4", _check_reduced_grads, hints=[
+reduced_grads = ScaffoldExercise("15.3", _check_reduced_grads, hints=[
     lazy("three steps: the rows of each rank's shard, grad_fn on each shard, then add the workers' gradients up "
          "(and divide if gradients_mean)"),
     lazy("rank r's rows are expected_shard-like: r, r + workers, r + 2 * workers, ... wrapping around to the start "

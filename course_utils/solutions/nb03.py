@@ -1,6 +1,6 @@
 """Reference solutions of notebook 03 (see course_utils/solutions/__init__.py)."""
 
-# %% 03.1 nb03.learning_rate
+# %% 03.2 nb03.learning_rate
 x2, y2 = nb03.exercise_data()
 fit2 = least_squares(x2, y2)
 converging = []
@@ -17,7 +17,7 @@ answer = converging[len(converging) // 2]  # one from the middle of the window
 nb03.learning_rate.check(answer)
 
 
-# %% 03.2 nb03.least_squares
+# %% 03.1 nb03.least_squares
 A = np.hstack([x, np.ones_like(x)]).astype(np.float64)
 (w_fit, b_fit), *_ = np.linalg.lstsq(A, y.astype(np.float64).ravel(), rcond=None)
 answer = (w_fit, b_fit)

@@ -27,7 +27,7 @@ answer = 2.0 ** k
 nb12.largest_scale.check(answer)
 
 
-# %% 12.3 nb12.fixed_scale_fix
+# %% 12.4 nb12.fixed_scale_fix
 ms.set_seed(0)
 net_ex = MinimalNet()
 optimizer_ex = nn.SGD(net_ex.trainable_params(), learning_rate=0.01, loss_scale=128.0)  # the same scale
@@ -37,7 +37,7 @@ answer = build_train_network(net_ex, optimizer_ex, loss_fn, level="O2",
 nb12.fixed_scale_fix.check(answer)
 
 
-# %% 12.4 nb12.scaled_step
+# %% 12.3 nb12.scaled_step
 def make_scaled_step(net, loss_fn, optimizer, loss_scaler):
     def forward(data, label):
         return loss_scaler.scale(loss_fn(net(data), label))  # scale the loss before the backward pass

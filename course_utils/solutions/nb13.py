@@ -16,7 +16,7 @@ answer = 4  # 0.5 (new), 0.5 (seen), 0.25 (new value), first Tensor (new), Tenso
 nb13.compiles.check(answer)
 
 
-# %% 13.3 nb13.graph_act
+# %% 13.4 nb13.graph_act
 class WithActFixed(nn.Cell):
     def __init__(self, use_relu):
         super().__init__()
@@ -33,7 +33,7 @@ nb13.graph_act.check(answer)
 assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check should restore the mode"
 
 
-# %% 13.4 nb13.schedule_train
+# %% 13.3 nb13.schedule_train
 def train_with_schedule(net, loss_fn, x, y, schedule):
     params = net.trainable_params()
 

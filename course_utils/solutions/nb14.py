@@ -1,6 +1,6 @@
 """Reference solutions of notebook 14 (see course_utils/solutions/__init__.py)."""
 
-# %% 14.1 nb14.batched_pipeline
+# %% 14.4 nb14.batched_pipeline
 def batched_pipeline(x, y, batch_size, transform):
     dataset = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False)
     dataset = dataset.batch(batch_size)  # keeps the last, partial batch (drop_remainder=False)
@@ -24,7 +24,7 @@ answer = "c"
 nb14.sink_on_cpu.check(answer)
 
 
-# %% 14.4 nb14.reading_pipeline
+# %% 14.1 nb14.reading_pipeline
 class Rows:
     """A random-access source: row i is load(i), as reading the i-th file would give it."""
 

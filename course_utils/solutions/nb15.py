@@ -12,14 +12,14 @@ answer = 4 * 0.5  # the all-reduce adds 4 shard gradients, each about the full-b
 nb15.sum_lr.check(answer)
 
 
-# %% 15.3 nb15.node_command
+# %% 15.4 nb15.node_command
 answer = ("msrun --worker_num=8 --local_worker_num=4 --master_addr=192.168.1.10 --master_port=8118 "
           "--node_rank=1 --log_dir=logs --join=True dp_train.py")
 
 nb15.node_command.check(answer)
 
 
-# %% 15.4 nb15.reduced_grads
+# %% 15.3 nb15.reduced_grads
 def all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True):
     per_worker = []
     for rank in range(workers):

@@ -6,14 +6,22 @@
 prints ``✓ lr = 0.5 reaches (2, 0) within 100 steps`` when the condition holds and raises
 ``ClaimFailed`` with the measured values when it does not, so a notebook whose claim stopped being true
 fails its Run All (and the test suite) with a message that says what was measured.
+
+The sentence may name measured values in braces, filled in with ``str.format``:
+``claim("seed {seed}: shuffling changes the path", a != b, seed=seed)``. It is written as a literal, not an
+f-string, so that the Chinese edition can show it in Chinese: under ``COURSE_LANG=zh`` the sentence is looked
+up in the message catalogue (``course_utils/messages/zh/lesson.NN.json``, one file per notebook; a sentence
+without an entry is shown in English).
 """
 
 import math
 import numbers
+import string
 
 import numpy as np
 
 from course_utils._validate import shown
+from course_utils.messages import t
 
 
 class ClaimFailed(AssertionError):
@@ -44,8 +52,28 @@ def claim(text, holds, **measured):
     if not isinstance(holds, (bool, np.bool_)):
         raise TypeError(f"claim({text!r}, holds): holds must be True or False (a comparison), got {shown(holds)};"
                         f" for an array use np.all(...) or np.any(...)")
+    sentence = _sentence(text, measured)
     if holds:
-        print(f"✓ {text}")
+        print(f"✓ {sentence}")
         return None  # nothing for a notebook cell to echo after the ✓ line
     values = ", ".join(f"{name} = {_measured(value)}" for name, value in measured.items())
-    raise ClaimFailed(f"✗ {text}" + (f"\n  measured: {values}" if values else ""))
+    raise ClaimFailed(f"✗ {sentence}" + (t("\n  measured: {values}", values=values) if values else ""))
+
+
+def _sentence(text, measured):
+    """``text`` in the current language, its ``{fields}`` filled in from ``measured``."""
+    try:
+        fields = {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(text) if name}
+    except ValueError as error:
+        raise TypeError(f"claim({text!r}, ...): unbalanced braces in the sentence ({error}); write {{{{ and }}}}"
+                        f" for a literal brace") from None
+    missing = sorted(fields - set(measured))
+    if missing:
+        raise TypeError(f"claim({text!r}, ...): the sentence names {{{missing[0]}}}: pass {missing[0]}=... too")
+    translated = t(text)
+    if "{" not in text and "}" not in text:
+        return translated
+    try:
+        return translated.format(**measured)
+    except (KeyError, IndexError, ValueError):  # a broken translation must never hide the claim
+        return text.format(**measured)

@@ -1,5 +1,7 @@
 """course_utils.claims (one line per verified claim) and course_utils.oracles (numpy references)."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -35,6 +37,46 @@ def test_claim_needs_a_sentence(text):
 def test_claim_shows_non_finite_and_arrays():
     with pytest.raises(ClaimFailed, match=r"loss = nan, w = \[1\., 2\.\]"):
         claim("the loss is finite", False, loss=float("nan"), w=np.array([1.0, 2.0]))
+
+
+def test_claim_fills_in_the_values_its_sentence_names(capsys):
+    claim("seed {seed}: the gap is {gap:.1e}", True, seed=3, gap=0.000123, other=1)
+    assert capsys.readouterr().out == "✓ seed 3: the gap is 1.2e-04\n"
+    with pytest.raises(ClaimFailed, match=r"✗ seed 4: fails\n  measured: seed = 4"):
+        claim("seed {seed}: fails", False, seed=4)
+    claim("a literal {{brace}}", True)
+    assert capsys.readouterr().out == "✓ a literal {brace}\n"
+
+
+@pytest.mark.parametrize("text, match", [("seed {seed}", r"names \{seed\}: pass seed=\.\.\. too"),
+                                         ("a {", "unbalanced braces"), ("a }", "unbalanced braces")])
+def test_claim_says_what_its_sentence_misses(text, match):
+    with pytest.raises(TypeError, match=match):
+        claim(text, True)
+
+
+@given(text=st.text(min_size=1, max_size=40).filter(str.strip), holds=st.booleans(),
+       value=st.one_of(st.integers(), st.floats(), st.text(max_size=10), st.none()))
+@settings(max_examples=200, deadline=None)
+def test_claim_either_prints_raises_claimfailed_or_a_clear_typeerror(text, holds, value):
+    try:
+        claim(text, holds, v=value)
+    except ClaimFailed:
+        assert not holds
+    except TypeError as error:
+        assert "{" in text or "}" in text, error
+        assert "claim(" in str(error)
+
+
+def test_claim_speaks_chinese_in_the_chinese_edition(monkeypatch, capsys):
+    monkeypatch.setenv("COURSE_LANG", "zh")
+    claim("MindSpore 2.10.0 runs on the CPU", True)  # notebook 00's, in course_utils/messages/zh/lesson.00.json
+    out = capsys.readouterr().out
+    assert out.startswith("✓ ") and re.search(r"[\u4e00-\u9fff]", out), out
+    with pytest.raises(ClaimFailed, match="实测"):
+        claim("MindSpore 2.10.0 runs on the CPU", False, version="1.8")
+    claim("a sentence with no translation", True)  # shown in English: a learner never sees an error for it
+    assert capsys.readouterr().out == "✓ a sentence with no translation\n"
 
 
 def _mindspore_sgd(x, y, lr, steps, momentum):

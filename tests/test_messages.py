@@ -103,8 +103,45 @@ def test_every_message_has_its_chinese_and_no_entry_is_stale(name):
 
 
 def test_orphan_catalogue_files_fail():
-    orphans = sorted(p.stem for p in ZH.glob("*.json") if p.stem not in MODULES)
+    orphans = sorted(p.stem for p in ZH.glob("*.json") if p.stem not in MODULES and p.stem not in LESSONS)
     assert not orphans, f"catalogue files for modules that use no t()/lazy(): {orphans}"
+
+
+def claim_sentences(path):
+    """The first argument of every claim(...) call in a notebook's code cells (an ast node)."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        lines = "".join(cell["source"]).splitlines()
+        code = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))  # magics: not Python
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "claim" and node.args:
+                yield node.args[0]
+
+
+# The claim sentences of notebook NN live in zh/lesson.NN.json (course_utils.claims shows them in Chinese).
+LESSONS = {f"lesson.{path.name[:2]}": path for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))}
+
+
+@pytest.mark.parametrize("name", sorted(LESSONS))
+def test_every_claim_sentence_has_its_chinese_and_no_entry_is_stale(name):
+    notebook = LESSONS[name]
+    sentences = list(claim_sentences(notebook))
+    not_literal = [ast.unparse(node)[:60] for node in sentences if not isinstance(node, ast.Constant)]
+    assert not not_literal, (f"{notebook.name}: a claim's sentence must be a literal string (name measured values as "
+                             f"{{field}} and pass field=...), not {not_literal}")
+    file = ZH / f"{name}.json"
+    assert file.exists(), f"{notebook.name} makes claims: write {file.relative_to(ROOT)}"
+    entries = json.loads(file.read_text(encoding="utf-8"))
+    keys = {node.value for node in sentences}
+    missing = [k for k in keys if not entries.get(k)]
+    stale = [k for k in entries if k not in keys]
+    assert not missing, f"{file.relative_to(ROOT)}: no Chinese for {len(missing)} claim(s), e.g. {missing[:3]}"
+    assert not stale, f"{file.relative_to(ROOT)}: {len(stale)} entr(y/ies) no claim uses, e.g. {stale[:3]}"
+    for english, chinese in entries.items():
+        assert _fields(chinese) == _fields(english), f"{file.relative_to(ROOT)}: {english!r} and {chinese!r}"
+        assert CJK.search(chinese), f"{file.relative_to(ROOT)}: the entry for {english!r} is not Chinese"
 
 
 def test_language_follows_course_lang(monkeypatch):

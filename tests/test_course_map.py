@@ -1,5 +1,6 @@
 """The README's course map and the instructor guide agree with the notebooks' own headers."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -25,3 +26,22 @@ def test_instructor_guide_covers_every_notebook():
         matching = [r for r in rows if r.startswith(f"| {heading} |")]
         assert matching, f"INSTRUCTORS.md has no table row starting '| {heading} |'"
         assert f"| {teach} min | {ex} min |" in matching[0], f"INSTRUCTORS.md row for {name}: {matching[0]}"
+
+
+def test_the_chinese_readme_and_guide_give_the_same_minutes():
+    """README.zh-CN's course map and INSTRUCTORS.zh-CN's table say what the notebooks say, as the English do."""
+    readme = [line for line in (ROOT / "README.zh-CN.md").read_text().splitlines() if line.startswith("| ")]
+    guide = [line for line in (ROOT / "INSTRUCTORS.zh-CN.md").read_text().splitlines() if line.startswith("| ")]
+    for name, _title, teach, ex in read_map():
+        matching = [r for r in readme if f"(zh/notebooks/{name})" in r]
+        assert matching, f"README.zh-CN's course map has no row linking zh/notebooks/{name}"
+        assert f"| {teach} + {ex} |" in matching[0], f"README.zh-CN row for {name} should say {teach} + {ex}"
+        matching = [r for r in guide if r.startswith(f"| {name[:2]} ") and " min | " in r]
+        assert matching, f"INSTRUCTORS.zh-CN.md has no minutes row for {name[:2]}"
+        assert f"| {teach} min | {ex} min |" in matching[0], f"INSTRUCTORS.zh-CN.md row for {name}: {matching[0]}"
+
+
+def test_the_chinese_schedules_keep_the_english_times():
+    times = re.compile(r"^\| (\d{1,2}:\d\d) \|", re.M)
+    english = times.findall((ROOT / "INSTRUCTORS.md").read_text())
+    assert len(english) > 20 and times.findall((ROOT / "INSTRUCTORS.zh-CN.md").read_text()) == english

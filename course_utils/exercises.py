@@ -1,21 +1,32 @@
 """Self-checking exercises in the spirit of Kaggle's learntools: ``check()``, ``hint()``, ``solution()``.
 
 A learner writes ``answer = ...`` (Python's Ellipsis), replaces ``...`` with an answer and calls
-``ex.check(answer)``. A check never raises at a learner; it prints one of three verdicts:
+``ex.check(answer)``. A check never raises at a learner; it prints one of three verdicts: not attempted yet
+(the answer, or a scaffold's code, still holds ``...``), incorrect and why, or correct.
 
-* not attempted yet: the answer is still ``...``;
-* incorrect, and why: the checker found a problem, the learner's code raised, or the answer is None (what
-  a function without ``return`` gives back);
-* correct.
+Four kinds cover the course (``course_utils/checks/nbNN.py`` holds a notebook's):
 
-A check never accepts a non-finite number, a value of the wrong type or an array of the wrong shape.
-``as_number`` and ``as_array`` turn what a learner's code produced into numbers, or say why they cannot.
+* :class:`Exercise`: any answer; ``checker(answer)`` raises :class:`Incorrect` (or returns a message) when
+  the answer is wrong and returns None when it is right.
+* :class:`ValueExercise`: a number or an array, compared with an expected value (an oracle on the checker's
+  own data) within a tolerance; known wrong values name their mistake.
+* :class:`FunctionExercise`: a function or class the learner writes from a scaffold. It is "not attempted"
+  while the scaffold's ``...`` lines are left; it refuses a value that is not a function (or not a class);
+  :meth:`FunctionExercise.call` runs the learner's function and refuses a None it returns.
+* :class:`Prediction`: a multiple-choice question asked before a surprising cell, each option with its own
+  explanation; its reference solution is generated from its answer.
 
-Hints come in steps: ``ex.hint()`` is the first (one step short of the answer), ``ex.hint(2)`` the next.
-``ex.solution()`` shows the reference solution, which lives in ``course_utils/solutions/nbNN.py`` (never in
-a notebook); in the workshop hand-out (``make student`` sets ``COURSE_EDITION=student``) it says the
-solution is with the instructor instead. A :class:`Prediction` is a multiple-choice question asked before a
-surprising cell: every option, right or wrong, comes with its own explanation.
+A checker reads top to bottom: ``number``, ``array`` and ``series`` turn what a learner's code produced into
+numbers or raise :class:`Incorrect` saying why they cannot; :func:`name_the_mistake` compares an answer with
+an oracle run under altered settings (a table of typical mistakes, each with its message).
+
+Identity is typed once: a checks module defines its exercises and predictions in the order the notebook asks
+them and ends with ``bind(globals())``, which numbers them 1, 2, 3 down the page (``"03.3"``) and keys each by
+its attribute name (``train_loop``), the key of its section in ``course_utils/solutions/nbNN.py``.
+
+Hints come in steps: ``ex.hint()`` is the first, ``ex.hint(2)`` the next. ``ex.solution()`` shows the
+reference solution; in the workshop hand-out (``COURSE_EDITION=student``) it says the solution is with the
+instructor.
 """
 
 import ast
@@ -28,61 +39,114 @@ import types
 
 import numpy as np
 
-from course_utils import solutions
 from course_utils._validate import shown
 from course_utils.messages import lazy, t
 
 NOT_ATTEMPTED = "not attempted"
-KINDS_IN_A_SENTENCE = (lazy("exercise"), lazy("prediction"))  # Exercise.kind.lower(), translated where shown
 INCORRECT = "incorrect"
 CORRECT = "correct"
 NONE_HINT = lazy("If it is what a function of yours returned, that function has no `return` statement "
                  "(a Python function without one returns None)")
 
 
-def as_array(value, what):
-    """``(float64 array, None)`` for numbers, numpy arrays or Tensors; ``(None, problem)`` for anything else,
-    such as None (a function that forgot ``return``), text, or arrays of non-numbers. ``what`` names the
-    value in the message ("the loss", "your answer")."""
+class Incorrect(Exception):
+    """Raised by a checker: the answer is wrong, and the message (in the course's words) says why."""
+
+
+# ---- turning a learner's value into numbers ----------------------------------------------------------------
+def array(value, what):
+    """A float64 array from numbers, numpy arrays or Tensors; :class:`Incorrect` for anything else (None,
+    text, a list, arrays of non-numbers). ``what`` names the value in the message ("the loss")."""
     if value is None:
-        return None, t("{what} is None. {hint}", what=what, hint=t(NONE_HINT))
+        raise Incorrect(t("{what} is None. {hint}", what=what, hint=t(NONE_HINT)))
     if isinstance(value, (str, bytes)):
-        return None, t("{what} must be a number, not text: got {value} (write the number without quotes)",
-                        what=what, value=shown(value))
+        raise Incorrect(t("{what} must be a number, not text: got {value} (write the number without quotes)",
+                          what=what, value=shown(value)))
     if hasattr(value, "asnumpy"):
         value = value.asnumpy()
     if isinstance(value, (list, tuple)):
-        return None, t("{what} must be a number or an array, got {value}", what=what, value=shown(value))
+        raise Incorrect(t("{what} must be a number or an array, got {value}", what=what, value=shown(value)))
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.ndarray, np.generic)):
-        return None, t("{what} must be a number, got {value}", what=what, value=shown(value))
+        raise Incorrect(t("{what} must be a number, got {value}", what=what, value=shown(value)))
     if isinstance(value, int) and not -2**63 <= value < 2**64:  # beyond int64: numpy keeps it as an object
-        return None, t("{what} must be a finite number, got an int too large for a float: {value}", what=what,
-                        value=shown(value))
+        raise Incorrect(t("{what} must be a finite number, got an int too large for a float: {value}", what=what,
+                          value=shown(value)))
     arr = np.asarray(value)
     if arr.dtype.kind not in "iuf":
         kind = (t("numbers that fit a float64") if arr.dtype == object
                 else t("real numbers, not {dtype}", dtype=arr.dtype))
-        return None, t("{what} must hold {kind}, got {value}", what=what, kind=kind, value=shown(value))
+        raise Incorrect(t("{what} must hold {kind}, got {value}", what=what, kind=kind, value=shown(value)))
     with np.errstate(over="ignore"):
-        return arr.astype(np.float64), None
+        return arr.astype(np.float64)
+
+
+def number(value, what):
+    """One finite float (a Python or numpy number, or a Tensor or array holding exactly one), else
+    :class:`Incorrect`: text, None, bool, a list, several numbers, NaN or inf."""
+    if isinstance(value, (list, tuple)):
+        raise Incorrect(t("{what} must be a single number, got {value}", what=what, value=shown(value)))
+    arr = array(value, what)
+    if arr.size != 1:
+        raise Incorrect(t("{what} must be a single number, got an array of shape {shape}", what=what,
+                          shape=arr.shape))
+    value = float(arr.reshape(()))
+    if not np.isfinite(value):
+        raise Incorrect(t("{what} must be a finite number, got {number}", what=what, number=value))
+    return value
+
+
+def series(value, what, n):
+    """A float64 array of ``n`` finite numbers from a list or tuple of numbers, an array or a Tensor (a column
+    or a row counts), else :class:`Incorrect`."""
+    if isinstance(value, (list, tuple)):
+        arr = np.array([number(item, t("each entry of {what}", what=what)) for item in value], dtype=np.float64)
+    else:
+        arr = array(value, what)
+        arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
+    if arr.shape != (n,):
+        raise Incorrect(t("{what} should hold {n} numbers, got shape {shape}", what=what, n=n, shape=arr.shape))
+    if not np.all(np.isfinite(arr)):
+        raise Incorrect(t("{what} holds NaN or inf", what=what))
+    return arr
+
+
+def as_array(value, what):
+    """``(array(value, what), None)``, or ``(None, message)`` where :func:`array` would raise."""
+    try:
+        return array(value, what), None
+    except Incorrect as exc:
+        return None, str(exc)
 
 
 def as_number(value, what):
-    """``(float, None)`` for one finite number (a Python or numpy number, or a Tensor or array holding
-    exactly one); ``(None, problem)`` otherwise: text, None, bool, a list, several numbers, NaN or inf."""
-    if isinstance(value, (list, tuple)):
-        return None, t("{what} must be a single number, got {value}", what=what, value=shown(value))
-    arr, problem = as_array(value, what)
-    if problem:
-        return None, problem
-    if arr.size != 1:
-        return None, t("{what} must be a single number, got an array of shape {shape}", what=what, shape=arr.shape)
-    number = float(arr.reshape(()))
-    if not np.isfinite(number):
-        return None, t("{what} must be a finite number, got {number}", what=what, number=number)
-    return number, None
+    """``(number(value, what), None)``, or ``(None, message)`` where :func:`number` would raise."""
+    try:
+        return number(value, what), None
+    except Incorrect as exc:
+        return None, str(exc)
 
 
+def close(got, want, rtol=1e-4, atol=1e-5):
+    """True when ``got`` equals ``want`` within the tolerances: two arrays, or two equal-length lists of arrays
+    (a net's parameters), each pair of the same shape."""
+    if isinstance(want, (list, tuple)):
+        return (isinstance(got, (list, tuple)) and len(got) == len(want)
+                and all(close(g, w, rtol, atol) for g, w in zip(got, want)))
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
+
+
+def name_the_mistake(got, oracle, mistakes, same=close, **fields):
+    """Raise :class:`Incorrect` with the message of the first typical mistake that explains ``got``.
+
+    ``mistakes`` is a list of ``(settings, message)``: ``oracle(**settings)`` computes what that mistake gives
+    on the checker's data; the message is shown with ``t(message, **fields)``. Returns quietly when none fits."""
+    for settings, why in mistakes:
+        if same(got, oracle(**settings)):
+            raise Incorrect(t(why, **fields))
+
+
+# ---- the verdict ---------------------------------------------------------------------------------------------
 class CheckResult:
     """The verdict of one check: ``status`` is one of NOT_ATTEMPTED, INCORRECT, CORRECT."""
 
@@ -114,36 +178,55 @@ def _student_edition():
     return os.environ.get("COURSE_EDITION") == "student"
 
 
-class Exercise:
-    """One exercise. ``checker(answer)`` returns None when correct, else a string saying what is wrong.
+def _hints(hints):
+    if isinstance(hints, str) or not isinstance(hints, (list, tuple)) or not hints:
+        raise TypeError(f"hints must be a non-empty list of strings (in steps), got {shown(hints)}")
+    if not all(isinstance(h, str) and h.strip() for h in hints):
+        raise ValueError("every hint must be a non-empty string")
+    return tuple(hints)
 
-    ``hints`` is a list of hints in steps, from a nudge to nearly the answer (at least one).
-    """
+
+class Exercise:
+    """One exercise. ``checker(answer)`` raises :class:`Incorrect` (or returns a message) when the answer is
+    wrong, and returns None when it is right. ``hints``: a list of hints in steps, from a nudge to nearly the
+    answer. ``parts``: for an answer that is a tuple of that many parts, "not attempted" while any is ``...``.
+
+    The name ("03.3") and key ("learning_rate") are set by :func:`bind`; ``name`` may be given for an exercise
+    that belongs to no notebook."""
 
     kind = lazy("Exercise")
+    kind_in_sentence = lazy("exercise")
 
-    def __init__(self, name, checker, hints):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"name must be a non-empty string, got {name!r}")
+    def __init__(self, checker, hints, parts=None, name="?"):
         if not callable(checker):
             raise TypeError(f"checker must be callable, got {type(checker).__name__}")
-        if isinstance(hints, str) or not isinstance(hints, (list, tuple)) or not hints:
-            raise TypeError(f"hints must be a non-empty list of strings (in steps), got {shown(hints)}")
-        if not all(isinstance(h, str) and h.strip() for h in hints):
-            raise ValueError("every hint must be a non-empty string")
-        self.name = name
         self._checker = checker
-        self.hints = tuple(hints)
+        self.hints = _hints(hints)
+        self.parts = parts
+        self.name, self.key, self.notebook = name, None, None
+
+    @property
+    def expression(self):
+        """What a notebook calls ``.check`` on: ``"nb03.train_loop"``."""
+        return f"nb{self.notebook}.{self.key}"
+
+    def not_attempted(self, answer):
+        """True while the answer is still the placeholder (or a part of it is)."""
+        if answer is ...:
+            return True
+        return bool(self.parts) and isinstance(answer, tuple) and any(part is ... for part in answer)
 
     def evaluate(self, answer):
         """Return a CheckResult without printing; never raises."""
-        if answer is ...:
+        if self.not_attempted(answer):
             return CheckResult(NOT_ATTEMPTED, t("not attempted yet: replace `...` with your answer, then run "
                                                 "the cell again. Stuck? .hint() gives a first hint."))
         if answer is None:
             return CheckResult(INCORRECT, t("incorrect: your answer is None. {hint}", hint=t(NONE_HINT)))
         try:
             problem = self._checker(answer)
+        except Incorrect as wrong:
+            problem = str(wrong)
         except Exception as exc:  # the learner's code failed inside the check: report it, don't raise
             where = traceback.extract_tb(exc.__traceback__)[-1]
             return CheckResult(INCORRECT, t("your answer raised {error}: {exc} (at line {lineno}: {line})",
@@ -167,17 +250,19 @@ class Exercise:
             return
         more = (t(" (more: .hint({next}))", next=step + 1) if step < n
                 else t(" (that was the last hint; .solution() shows one)"))
-        print(t("Hint {step}/{n} for {kind} {name}: {hint}{more}", step=step, n=n, kind=t(self.kind.lower()),
+        print(t("Hint {step}/{n} for {kind} {name}: {hint}{more}", step=step, n=n, kind=t(self.kind_in_sentence),
                 name=self.name, hint=t(self.hints[step - 1]), more=more))
 
     def solution(self):
         """Show the reference solution (in the workshop hand-out: say who has it)."""
         if _student_edition():
             print(t("The reference solution of {kind} {name} is with your instructor in this workshop edition: "
-                    "ask them, or compare with a neighbour.", kind=t(self.kind.lower()), name=self.name))
+                    "ask them, or compare with a neighbour.", kind=t(self.kind_in_sentence), name=self.name))
             return
+        from course_utils import solutions
+
         try:
-            source = solutions.source(self.name)
+            source = solutions.source(self)
         except (LookupError, OSError) as exc:
             print(t("No reference solution found for {name}: {exc}", name=self.name, exc=exc))
             return
@@ -187,21 +272,55 @@ class Exercise:
         return f"{type(self).__name__}({self.name!r})"
 
 
+class ValueExercise(Exercise):
+    """An exercise answered by a number or an array: ``expected()`` computes the right value on the checker's
+    data (an oracle); ``what`` names it in messages; ``mistakes`` is a list of ``(wrong value function,
+    message)`` tried first, so a typical mistake is named. ``checker(value)``, if given, runs after the
+    conversion and before the comparison (for checks of their own)."""
+
+    def __init__(self, expected, hints, what, rtol=1e-4, atol=1e-6, mistakes=(), checker=None, name="?"):
+        self.expected, self.what, self.rtol, self.atol = expected, what, rtol, atol
+        self.mistakes, self._extra = tuple(mistakes), checker
+        super().__init__(self._check_value, hints, name=name)
+
+    def _check_value(self, answer):
+        want = np.asarray(self.expected(), dtype=np.float64)
+        got = number(answer, t(self.what)) if want.ndim == 0 else array(answer, t(self.what))
+        if want.ndim and got.shape != want.shape:
+            raise Incorrect(t("{what} should have shape {want}, got {got}", what=t(self.what), want=want.shape,
+                              got=got.shape))
+        if self._extra is not None:
+            problem = self._extra(got)
+            if problem:
+                return problem
+        if close(got, want, self.rtol, self.atol):
+            return None
+        for wrong, why in self.mistakes:
+            if close(got, wrong(), self.rtol, self.atol):
+                raise Incorrect(t(why, got=got, want=want))
+        raise Incorrect(t("{what} is {got}, expected {want}", what=t(self.what),
+                          got=np.round(got, 6), want=np.round(want, 6)))
+
+
 def _has_ellipsis(function):
-    """True if the source of ``function`` still holds a ``...`` (a scaffold line not yet written)."""
+    """True if the source of ``function`` still holds a ``...`` placeholder (a scaffold line not yet written,
+    ``metrics=...``, ``return ..., finite``); ``...`` inside an index (``scores[..., 0]``) is code, not a
+    placeholder."""
     code = getattr(function, "__code__", None)
-    if code is None or code.co_name == "<lambda>":  # a lambda's source line is part of a larger statement
-        return code is not None and Ellipsis in code.co_consts
+    if code is not None and code.co_name == "<lambda>":  # its source line may hold other code: ask the bytecode
+        return Ellipsis in code.co_consts
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError, IndentationError):  # no source (built in, a lambda in an expression)
-        return Ellipsis in getattr(getattr(function, "__code__", None), "co_consts", ())
-    return any(isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree))
+    except (OSError, TypeError, SyntaxError, IndentationError):  # no source: a lambda in an expression, a builtin
+        return code is not None and Ellipsis in code.co_consts
+    in_index = {id(node) for sub in ast.walk(tree) if isinstance(sub, ast.Subscript) for node in ast.walk(sub.slice)}
+    return any(isinstance(node, ast.Constant) and node.value is Ellipsis and id(node) not in in_index
+               for node in ast.walk(tree))
 
 
 def unfinished(answer):
     """True for a scaffolded function, or a class with a method written by the learner, whose code still holds
-    ``...`` (methods of MindSpore's own classes are not looked at)."""
+    a ``...`` placeholder (methods of MindSpore's own classes are not looked at)."""
     if isinstance(answer, types.FunctionType):
         return _has_ellipsis(answer)
     if isinstance(answer, type):  # its own methods and those it inherits from the learner's classes
@@ -211,12 +330,45 @@ def unfinished(answer):
     return False
 
 
-class ScaffoldExercise(Exercise):
-    """An exercise whose answer is a scaffold (a function or class with ``...`` lines to replace): while a
-    ``...`` is left, the verdict is "not attempted" (the stub returns None, which is no mistake yet)."""
+class FunctionExercise(Exercise):
+    """An exercise whose answer is a function (or, with ``cls=True``, a class) the learner writes from a
+    scaffold. ``signature`` is what the notebook's scaffold defines ("train_momentum(net, x, y, lr, steps)");
+    while the scaffold's ``...`` lines are left the verdict is "not attempted"; anything but a function (a
+    class) is refused with the signature. The checker receives the function; :meth:`call` runs it."""
+
+    def __init__(self, checker, hints, signature, cls=False, parts=None, name="?"):
+        if not isinstance(signature, str) or "(" not in signature:
+            raise ValueError(f"signature must read like 'name(arg, ...)', got {signature!r}")
+        self.signature, self.cls = signature, cls
+        self._check_function = checker
+        super().__init__(self._check_callable, hints, parts=parts, name=name)
+
+    @property
+    def function_name(self):
+        return self.signature.split("(", 1)[0]
+
+    def not_attempted(self, answer):
+        return super().not_attempted(answer) or unfinished(answer)
+
+    def _check_callable(self, answer):
+        if self.cls and not isinstance(answer, type):
+            raise Incorrect(t("expected your class {signature} (answer = {name}, the class itself, not an "
+                              "instance), got {answer}", signature=self.signature, name=self.function_name,
+                              answer=shown(answer)))
+        if not self.cls and (not callable(answer) or isinstance(answer, type)):
+            raise Incorrect(t("expected your function {signature} (answer = {name}, without calling it), got "
+                              "{answer}", signature=self.signature, name=self.function_name, answer=shown(answer)))
+        return self._check_function(answer)
+
+    def call(self, function, *args, **kwargs):
+        """``function(*args, **kwargs)``; :class:`Incorrect` if it returns None (a missing ``return``)."""
+        result = function(*args, **kwargs)
+        if result is None:
+            raise Incorrect(t("{name}(...) returned None. {hint}", name=self.function_name, hint=t(NONE_HINT)))
+        return result
 
     def evaluate(self, answer):
-        if unfinished(answer):
+        if self.not_attempted(answer) and answer is not ...:
             return CheckResult(NOT_ATTEMPTED, t("not attempted yet: replace the `...` lines of the scaffold with "
                                                 "your code, then run the cell again. Stuck? .hint() gives a first "
                                                 "hint."))
@@ -229,8 +381,9 @@ class Prediction(Exercise):
     explanation: a wrong option says why it is tempting and what actually happens."""
 
     kind = lazy("Prediction")
+    kind_in_sentence = lazy("prediction")
 
-    def __init__(self, name, question, options, answer):
+    def __init__(self, question, options, answer, name="?"):
         if not isinstance(question, str) or not question.strip():
             raise ValueError("question must be a non-empty string")
         if not isinstance(options, dict) or len(options) < 2:
@@ -243,30 +396,64 @@ class Prediction(Exercise):
         if answer not in options:
             raise ValueError(f"answer must be one of {sorted(options)}, got {answer!r}")
         self.question, self.options, self.answer = question, dict(options), answer
-        super().__init__(name, self._check_choice, [lazy("Reason it through before you run the cell below; "
-                                                         "then run it and compare.")])
+        super().__init__(self._check_choice, [lazy("Reason it through before you run the cell below; then run "
+                                                   "it and compare.")], name=name)
+
+    def _letter(self, choice):
+        if not isinstance(choice, str) or choice.strip().lower() not in self.options:
+            raise Incorrect(t("answer with one of the letters {letters}, got {choice}",
+                              letters=", ".join(repr(k) for k in self.options), choice=shown(choice)))
+        return choice.strip().lower()
 
     def _check_choice(self, choice):
-        if not isinstance(choice, str) or choice.strip().lower() not in self.options:
-            return t("answer with one of the letters {letters}, got {choice}",
-                     letters=", ".join(repr(k) for k in self.options), choice=shown(choice))
-        letter = choice.strip().lower()
-        text, why = self.options[letter]
+        letter = self._letter(choice)
         if letter != self.answer:
-            return t("({letter}) {text}: {why}", letter=letter, text=t(text), why=t(why))
-        self._last_explanation = why
-        return None
+            text, why = self.options[letter]
+            raise Incorrect(t("({letter}) {text}: {why}", letter=letter, text=t(text), why=t(why)))
 
     def evaluate(self, answer):
         if answer is None:  # not a function's missing return here: the learner wrote None
-            return CheckResult(INCORRECT, t("incorrect: {problem}", problem=self._check_choice(None)))
+            try:
+                self._letter(None)
+            except Incorrect as wrong:
+                return CheckResult(INCORRECT, t("incorrect: {problem}", problem=str(wrong)))
         result = super().evaluate(answer)
         if result.status == CORRECT:
-            result = CheckResult(CORRECT, t("correct! {why}", why=t(self._last_explanation)))
+            result = CheckResult(CORRECT, t("correct! {why}", why=t(self.options[self.answer][1])))
         return result
+
+    def solution_code(self):
+        """The reference solution's cell: the right letter, checked."""
+        return f'answer = "{self.answer}"\n\n{self.expression}.check(answer)\n'
 
     def ask(self):
         """Print the question and its options."""
         print(t("{kind} {name}: {question}", kind=t(self.kind), name=self.name, question=t(self.question)))
         for letter, (text, _why) in self.options.items():
             print(f"  ({letter}) {t(text)}")
+
+
+def bind(namespace):
+    """Number the exercises and predictions a checks module defines, in the order it defines them (the order
+    the notebook asks them), and key each by its attribute name. Call it last: ``bind(globals())``.
+
+    Returns them in that order. A module named ``course_utils.checks.nb03`` gives ``03.4``, ``03.3``, ..."""
+    module = namespace["__name__"].rsplit(".", 1)[-1]
+    if not (module.startswith("nb") and module[2:].isdigit() and len(module) == 4):
+        raise ValueError(f"bind() numbers the exercises of a module named nbNN, not {module!r}")
+    items = [(key, ex) for key, ex in namespace.items() if isinstance(ex, Exercise) and not key.startswith("_")]
+    for position, (key, ex) in enumerate(items, 1):
+        ex.name, ex.key, ex.notebook = f"{module[2:]}.{position}", key, module[2:]
+    return [ex for _key, ex in items]
+
+
+class ScaffoldExercise(Exercise):
+    """Transitional: an exercise answered by a scaffold, "not attempted" while its ``...`` lines are left.
+    New exercises use :class:`FunctionExercise`."""
+
+    def evaluate(self, answer):
+        if unfinished(answer):
+            return CheckResult(NOT_ATTEMPTED, t("not attempted yet: replace the `...` lines of the scaffold with "
+                                                "your code, then run the cell again. Stuck? .hint() gives a first "
+                                                "hint."))
+        return super().evaluate(answer)

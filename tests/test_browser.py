@@ -850,7 +850,7 @@ def test_lab_zh_has_chinese_menus_and_runs_a_chinese_check(jupyterlab_zh, page, 
           const panel = Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context.path === path);
           const future = panel.sessionContext.session.kernel.requestExecute({code:
             "import os; from course_utils.exercises import Exercise; print(os.environ.get('COURSE_LANG'));" +
-            "Exercise('zz.1', lambda a: None, ['x']).check(...)"});
+            "Exercise(lambda a: None, ['x'], name='zz.1').check(...)"});
           let text = '';
           future.onIOPub = msg => { if (msg.header.msg_type === 'stream') text += msg.content.text; };
           await future.done;

@@ -180,7 +180,7 @@ def test_predictions_explain_every_option(prediction):
 
 
 def test_prediction_answers_match_mindspore():
-    """What each right answer claims, measured (00.3 is measured in the notebook: it needs a fresh process)."""
+    """What each right answer claims, measured (00.1 is measured in the notebook: it needs a fresh process)."""
     import mindspore as ms
     from mindspore import Tensor, nn, ops
 

@@ -112,7 +112,7 @@ def test_momentum_threshold_matches_runs():
     assert final_loss(0.97 * bound) < 1e-3 and not final_loss(1.03 * bound) < 1e3
 
 
-# ---- predictions 05.4 and 05.5: the right answers, measured with numpy ---------------------------------
+# ---- predictions 05.2 and 05.7: the right answers, measured with numpy ---------------------------------
 def _sgd_distance(lr, steps=100):
     x, y = make_linear_data()
     x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
@@ -164,7 +164,7 @@ def test_article_recipe_momentum_ends_closest():
     assert momentum < min(adam, sgd) and sgd > adam and nb05.article_recipe.answer == "b"
 
 
-# ---- 05.6: the compiled Momentum step, state and learning rate passed in as Tensors ---------------------
+# ---- 05.8: the compiled Momentum step, state and learning rate passed in as Tensors ---------------------
 def _momentum_step(mode="right"):
     """A reference written with ms.grad and an explicit design matrix product, and typical mistakes."""
     import mindspore as ms

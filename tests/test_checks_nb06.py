@@ -31,7 +31,7 @@ def test_warmup_cosine_closed_form_matches_mindspore_own_cells():
         assert math.isclose(nb06.warmup_cosine_lr(k, 0.3, 0.05, 5, 15), own, rel_tol=1e-6, abs_tol=1e-7)
 
 
-# ---- 06.1 warm-up then cosine ----------------------------------------------------------------------------
+# ---- 06.2 warm-up then cosine ----------------------------------------------------------------------------
 class Reference(LearningRateSchedule):
     def __init__(self, peak_lr, min_lr, warmup_steps, total_steps):
         super().__init__()
@@ -144,7 +144,7 @@ def test_warmup_cosine_rejects_non_finite_values():
     assert result.status == INCORRECT and "nan" in result.message.lower(), result.message
 
 
-# ---- 06.2 the open-ended range test ----------------------------------------------------------------------
+# ---- 06.4 the open-ended range test ----------------------------------------------------------------------
 def range_reference(net, X, Y, lr_start, factor, blowup=4.0, max_steps=200):
     optimizer = nn.SGD(net.trainable_params(), learning_rate=lr_start)
     train_net = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), optimizer)

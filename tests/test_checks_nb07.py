@@ -24,7 +24,7 @@ def graph_mode():
         ms.set_context(mode=previous)
 
 
-# ---- 07.1 clipping by global norm, by hand -----------------------------------------------------------
+# ---- 07.3 clipping by global norm, by hand -----------------------------------------------------------
 def clip_reference(grads, max_norm=1.0):
     norm = ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
     return tuple(g * ops.minimum(ops.ones_like(norm), max_norm / norm) for g in grads)
@@ -137,7 +137,7 @@ def test_unfinished_looks_at_classes_and_functions_only():
     assert not unfinished(print) and not unfinished(3)
 
 
-# ---- 07.2 a step that clips and returns (loss, norm) --------------------------------------------
+# ---- 07.4 a step that clips and returns (loss, norm) --------------------------------------------
 def _norm(grads):
     return ops.sqrt(ops.addn([ops.reduce_sum(ops.square(g)) for g in grads]))
 
@@ -240,7 +240,7 @@ def test_clip_step_wants_the_class_not_an_instance():
     assert result.status == INCORRECT and "the class itself" in result.message, result
 
 
-# ---- 07.3 mean absolute error via nn.LossBase ----------------------------------------------------
+# ---- 07.5 mean absolute error via nn.LossBase ----------------------------------------------------
 class MAEReference(nn.LossBase):
     def __init__(self, reduction="mean"):
         super().__init__(reduction)
@@ -293,7 +293,7 @@ def test_mae_rejects_wrong_answers(answer, says):
     assert result.status == INCORRECT and says in result.message, result
 
 
-# ---- predictions 07.4, 07.5 ---------------------------------------------------------------------------------
+# ---- predictions 07.1, 07.2 ---------------------------------------------------------------------------------
 def test_clip_direction_prediction_matches_mindspore():
     """The right option's numbers are what clip_by_global_norm gives; the wrong ones are other clips."""
     grads = (ms.Tensor(np.array([[3.0]], np.float32)), ms.Tensor(np.array([0.4], np.float32)))

@@ -16,7 +16,7 @@ def _limit(x):
     return 2 / oracles.lambda_max(x)
 
 
-# ---- 08.1 diagnose the runs -------------------------------------------------------------------------
+# ---- 08.2 diagnose the runs -------------------------------------------------------------------------
 def test_mystery_runs_show_the_symptoms_of_their_cause():
     runs = nb08.mystery_runs()
     assert sorted(runs) == list("ABCDEF")
@@ -58,7 +58,7 @@ def test_diagnosis_rejects_wrong_answers(answer, text):
     assert result.status == INCORRECT and text in result.message, result.message
 
 
-# ---- 08.2 fix the broken set-up -----------------------------------------------------------------------
+# ---- 08.3 fix the broken set-up -----------------------------------------------------------------------
 def _reference_fix():
     x_raw, y_raw = nb08.broken_data()
     x_fixed = ((x_raw - x_raw.mean()) / x_raw.std()).reshape(-1, 1).astype(np.float32)
@@ -101,7 +101,7 @@ def test_fixed_setup_rejects_typical_mistakes(case, text):
     assert result.status == INCORRECT and text in result.message, result.message
 
 
-# ---- 08.3 reset the parameters so that training goes on -----------------------------------------------
+# ---- 08.5 reset the parameters so that training goes on -----------------------------------------------
 def _reset_with(how):
     import mindspore as ms
     from mindspore import Tensor, ops
@@ -153,7 +153,7 @@ def test_reset_check_restores_the_mode():
         ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
-# ---- predictions 08.4, 08.5 ---------------------------------------------------------------------------------
+# ---- predictions 08.1, 08.4 ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("prediction", [nb08.just_above_limit, nb08.set_data_after_steps])
 def test_predictions_explain_every_option(prediction):
     assert prediction.evaluate(...).status == NOT_ATTEMPTED

@@ -13,7 +13,7 @@ from course_utils.checks import nb09  # noqa: E402
 from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED  # noqa: E402
 
 
-# ---- 09.1 KeepBest ----------------------------------------------------------------------------------
+# ---- 09.3 KeepBest ----------------------------------------------------------------------------------
 class KeepBestReference(Callback):
     def on_train_begin(self, run_context):
         self.best, self.saved = np.inf, {}
@@ -137,7 +137,7 @@ def test_keep_best_scaffold_is_not_attempted(answer):
     assert nb09.keep_best.evaluate(answer).status == NOT_ATTEMPTED
 
 
-# ---- predictions 09.4, 09.5 -----------------------------------------------------------------------
+# ---- predictions 09.1, 09.2 -----------------------------------------------------------------------
 @pytest.mark.parametrize("prediction", [nb09.eval_loss_meaning, nb09.plateau_under_train])
 def test_predictions_explain_every_option(prediction):
     assert prediction.evaluate(...).status == NOT_ATTEMPTED
@@ -146,7 +146,7 @@ def test_predictions_explain_every_option(prediction):
         assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
 
 
-# ---- 09.2 ----------------------------------------------------------------------------------------
+# ---- 09.4 ----------------------------------------------------------------------------------------
 def _step_losses(run_context):
     return float(run_context.original_args().net_outputs.asnumpy())
 
@@ -239,7 +239,7 @@ def test_stop_below_rejects_wrong_answers(wrong, text):
     assert result.status == INCORRECT and text in result.message, result.message
 
 
-# ---- 09.3 ----------------------------------------------------------------------------------------
+# ---- 09.5 ----------------------------------------------------------------------------------------
 class RMSE(Metric):  # the reference solution of the notebook
     def __init__(self):
         super().__init__()

@@ -58,7 +58,7 @@ def setup():
     return _Setup()
 
 
-# ---- 11.1 load_or_fail -------------------------------------------------------------------------------
+# ---- 11.2 load_or_fail -------------------------------------------------------------------------------
 def _reference_load_or_fail(net, path):
     ms = _ms()
     params_not_loaded, _ = ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True)
@@ -130,7 +130,7 @@ def test_not_attempted():
     assert nb11.resume.evaluate(...).status == NOT_ATTEMPTED
 
 
-# ---- 11.2 resume --------------------------------------------------------------------------------------
+# ---- 11.3 resume --------------------------------------------------------------------------------------
 def test_resume_accepts_the_reference(setup):
     ms = _ms()
 
@@ -297,7 +297,7 @@ def test_reseal_crc_makes_an_edited_file_pass(tmp_path):
         reseal_crc(path)
 
 
-# ---- predictions 11.3, 11.4 -----------------------------------------------------------------------------------
+# ---- predictions 11.1, 11.4 -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("prediction", [nb11.missing_key, nb11.flipped_bit])
 def test_predictions_explain_every_option(prediction):
     assert prediction.evaluate(...).status == NOT_ATTEMPTED
@@ -307,7 +307,7 @@ def test_predictions_explain_every_option(prediction):
 
 
 def test_missing_key_prediction_says_what_mindspore_returns(tmp_path):
-    """Option (b) of 11.3, on a net and file of this test's own: no error, the weight loaded, the bias reported."""
+    """Option (b) of 11.1, on a net and file of this test's own: no error, the weight loaded, the bias reported."""
     ms = _ms()
     path = str(tmp_path / "no_bias.ckpt")
     ms.save_checkpoint([{"name": "dense.weight", "data": ms.Tensor(np.array([[0.75]], np.float32))}], path)

@@ -41,7 +41,7 @@ def test_smallest_update_rejects(answer, text):
     assert result.status == INCORRECT and text in result.message, result.message
 
 
-# ---- 12.2 largest finite loss scale ----------------------------------------------------------------
+# ---- 12.4 largest finite loss scale ----------------------------------------------------------------
 def test_tiny_loss_gradients_match_a_finite_difference():
     from course_utils.data import make_linear_data
 
@@ -78,7 +78,7 @@ def test_largest_scale_rejects(answer, text):
     assert result.status == INCORRECT and text in result.message, result.message
 
 
-# ---- 12.4 FixedLossScaleManager with the optimizer's loss_scale -----------------------------------
+# ---- 12.6 FixedLossScaleManager with the optimizer's loss_scale -----------------------------------
 def _train_cell(manager_scale=None, optimizer_scale=1.0, lr=0.01, level="O2", seed=0):
     import mindspore as ms
     from mindspore import nn
@@ -128,7 +128,7 @@ def test_fixed_scale_fix_rejects_other_objects():
         assert result.status == INCORRECT and "build_train_network" in result.message
 
 
-# ---- 12.3 a loss-scaled train step ------------------------------------------------------------------
+# ---- 12.5 a loss-scaled train step ------------------------------------------------------------------
 def _step_factory(mistake=None):
     """A make_scaled_step written here (PyNative, no jit), with one typical mistake or none."""
     import mindspore as ms

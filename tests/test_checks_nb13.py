@@ -15,7 +15,7 @@ from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED  # noqa: E4
 from course_utils.timing import time_calls  # noqa: E402
 
 
-# ---- 13.1 faster_mode --------------------------------------------------------------------------
+# ---- 13.2 faster_mode --------------------------------------------------------------------------
 def reference_faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s):
     return "graph" if compile_s + n_steps * graph_step_s < n_steps * pynative_step_s else "pynative"
 
@@ -57,7 +57,7 @@ def test_faster_mode_cases_cover_both_answers_and_the_tie():
     assert (4, 1.0, 0.5, 0.25) in nb13._MODE_CASES and 1.0 + 4 * 0.25 == 4 * 0.5  # an exact tie
 
 
-# ---- 13.2 compiles -----------------------------------------------------------------------------
+# ---- 13.4 compiles -----------------------------------------------------------------------------
 def test_compiles_oracle_model():
     assert nb13.expected_compiles() == 4
     assert nb13.expected_compiles([((3,), 0.1), ((3,), 0.2), ((3,), 0.1)]) == 2
@@ -93,7 +93,7 @@ def test_compiles_oracle_matches_mindspore():
     assert len(compiles) == nb13.expected_compiles()
 
 
-# ---- 13.4 graph_act ----------------------------------------------------------------------------
+# ---- 13.6 graph_act ----------------------------------------------------------------------------
 class IdentityOrRelu(nn.Cell):
     def __init__(self, use_relu):
         super().__init__()
@@ -247,7 +247,7 @@ def test_time_calls_requires_repeat_by_keyword():
         time_calls(print)  # repeat is keyword-only and required
 
 
-# ---- 13.3 a learning-rate schedule compiled once ---------------------------------------------------
+# ---- 13.5 a learning-rate schedule compiled once ---------------------------------------------------
 def _schedule_trainer(mistake=None):
     """train_with_schedule written here, with one typical mistake or none."""
     from mindspore import ops

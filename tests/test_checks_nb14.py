@@ -106,7 +106,7 @@ def test_mindspore_warnings_collects_and_restores():
     assert (logger.level, list(logger.handlers)) == before
 
 
-# ---- 14.1 ---------------------------------------------------------------------------------------------
+# ---- 14.2 ---------------------------------------------------------------------------------------------
 class Rows:
     def __init__(self, load, n):
         self.load, self.n = load, n

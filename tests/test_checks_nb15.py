@@ -43,7 +43,7 @@ def test_shard_rows_explains_wrong_answers(answer, text):
     assert result.status == INCORRECT and text in result.message
 
 
-# ---- 15.2 gradient sum ------------------------------------------------------------------------------
+# ---- 15.4 gradient sum ------------------------------------------------------------------------------
 def test_sum_lr_accepts_the_solution():
     assert verdict(nb15.sum_lr, 2.0).status == CORRECT
     assert verdict(nb15.sum_lr, 2).status == CORRECT
@@ -73,7 +73,7 @@ def test_sum_lr_oracle_is_the_sum_of_shard_means():
     np.testing.assert_allclose(nb15.SUM_LR * total, (nb15.SUM_WORKERS * nb15.SUM_LR) * grad(x, y), rtol=1e-12)
 
 
-# ---- 15.4 msrun on two machines -------------------------------------------------------------------
+# ---- 15.6 msrun on two machines -------------------------------------------------------------------
 SOLUTION = ("msrun --worker_num=8 --local_worker_num=4 --master_addr=192.168.1.10 --master_port=8118 "
             "--node_rank=1 --log_dir=logs --join=True dp_train.py")
 
@@ -120,7 +120,7 @@ def test_node_rank_rule_matches_msrun():
         _ProcessManager._get_node_id_and_log_path)
 
 
-# ---- 15.3 the all-reduced gradient ----------------------------------------------------------------
+# ---- 15.5 the all-reduced gradient ----------------------------------------------------------------
 def _reducer(mistake=None):
     """all_reduced_gradients written here with numpy row indices, with one typical mistake or none."""
     import mindspore as ms

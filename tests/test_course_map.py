@@ -1,11 +1,9 @@
 """The README's course map and the instructor guide agree with the notebooks' own headers."""
 
 import re
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 from course_map import read_map  # noqa: E402
 
 

@@ -6,13 +6,11 @@ after all the notebooks it needs.
 """
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 from course_map import order_statement, prerequisites  # noqa: E402
 
 

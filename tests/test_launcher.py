@@ -219,7 +219,7 @@ def test_log_excerpt_keeps_the_traceback_and_drops_mindspore_noise():
 # ---- real launches -------------------------------------------------------------------------------
 @needs_proc
 def test_notebook_script_on_four_workers_equals_one_process(tmp_path, no_leftovers):
-    """Exercise 15.2's premise and section 6 with 4 workers: the notebook's dp_train.py, for real."""
+    """Exercise 15.4's premise and section 6 with 4 workers: the notebook's dp_train.py, for real."""
     import mindspore as ms
     from mindspore import nn
 

@@ -7,13 +7,11 @@ Optional "Going further ... (optional, N min)" sections are estimated on their o
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 from course_map import read_map, size_minutes  # noqa: E402
 
 MAP = read_map()

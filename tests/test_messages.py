@@ -200,3 +200,13 @@ def test_every_check_hint_and_prediction_speaks_chinese(exercise, monkeypatch, c
         exercise.ask()
         for line in capsys.readouterr().out.splitlines():
             assert _chinese(line), f"{exercise.name}: the question or an option is English: {line!r}"
+
+
+def test_no_english_text_has_two_translations():
+    """The catalogue is one lookup across its files: a text translated two ways in two files would show one of
+    them everywhere. One English text, one meaning, one Chinese (a text that needs two gets two English keys)."""
+    seen = {}
+    for path in sorted(ZH.glob("*.json")):
+        for english, chinese in json.loads(path.read_text(encoding="utf-8")).items():
+            first = seen.setdefault(english, (path.name, chinese))
+            assert first[1] == chinese, f"{english!r}: {first[0]} says {first[1]!r}, {path.name} says {chinese!r}"

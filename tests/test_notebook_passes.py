@@ -15,13 +15,20 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]
 
-SETUP = ("class _Exercise:\n"
+SETUP = ("class _Verdict:\n"
+         "    def __init__(self, status):\n"
+         "        self.status = status\n"
+         "\n\n"
+         "class _Exercise:\n"
+         "    def evaluate(self, answer):\n"
+         "        return _Verdict('not attempted' if answer is ... else 'correct' if answer == 4 else 'incorrect')\n"
+         "\n"
          "    def check(self, answer):\n"
          "        print('[ ] not attempted' if answer is ... else '[ok] correct' if answer == 4 else '[x] incorrect')\n"
          "\n\n"
          "class nb01:\n"
          "    tiny = _Exercise()\n")
-SOLUTION = "# %% 01.1 nb01.tiny\nanswer = 4\n\nnb01.tiny.check(answer)\n"
+SOLUTION = "# %% tiny\nanswer = 4\n\nnb01.tiny.check(answer)\n"
 
 
 def _cell(source, text=None, tags=()):
@@ -42,10 +49,11 @@ def _good_cells():
 
 @pytest.fixture(autouse=True)
 def _course(pytester, monkeypatch):
-    """conftest.py and tools/make_editions.py as in the course; a solutions folder of the test's own."""
+    """conftest.py and its plugins as in the course; a solutions folder of the test's own."""
     pytester.makeconftest((ROOT / "conftest.py").read_text())
-    (pytester.path / "tools").mkdir()
-    shutil.copy(ROOT / "tools" / "make_editions.py", pytester.path / "tools")
+    for plugin in (ROOT / "tests" / "plugins").glob("*.py"):
+        shutil.copy(plugin, pytester.path)
+    pytester.makeini("[pytest]\npythonpath = .\n")
     (pytester.path / "solutions").mkdir()
     (pytester.path / "solutions" / "nb01.py").write_text(SOLUTION)
     monkeypatch.setenv("COURSE_SOLUTIONS_DIR", str(pytester.path / "solutions"))
@@ -105,7 +113,7 @@ def test_an_exercise_without_a_solution_is_an_error(pytester):
     (pytester.path / "solutions" / "nb01.py").write_text("")
     result = _run(pytester, _lesson(pytester, _good_cells()))
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*has no section for nb01.tiny*"])
+    result.stdout.fnmatch_lines(["*defines no exercise tiny*"])
 
 
 def test_a_later_cell_that_needs_the_solution_fails(pytester):

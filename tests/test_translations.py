@@ -9,14 +9,12 @@ are rendered as the README's glossary renders them.
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 import zh  # noqa: E402
 
 TRANSLATED = zh.translated_notebooks()

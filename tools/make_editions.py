@@ -17,44 +17,15 @@ installed one (`make lab` sets it up).
 
 import argparse
 import copy
-import re
 import sys
 from pathlib import Path
 
 import nbformat
 
+from course_utils.solutions import ASKED, SOLUTION_TAG, asked_expression, solution_cells  # noqa: F401
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from course_utils import solutions  # noqa: E402
-
-SOLUTION_TAG = "solution"
-ASKED = ("exercise", "prediction")  # cells whose answer a learner writes
-CHECK_CALL = re.compile(r"\b(nb\d\d\.\w+)\.check\(")
 EDITION_LINE = 'os.environ["COURSE_EDITION"] = "student"  # workshop hand-out: .solution() refers you to the instructor'
-
-
-def asked_expression(cell):
-    """``"nb03.learning_rate"`` for an exercise or prediction cell, else None."""
-    if cell.cell_type != "code" or not set(cell.metadata.get("tags", [])) & set(ASKED):
-        return None
-    match = CHECK_CALL.search(cell.source)
-    if not match:
-        raise ValueError(f"an exercise/prediction cell must call nbNN.<name>.check(...): {cell.source[:80]!r}")
-    return match.group(1)
-
-
-def solution_cells(nb, number):
-    """``[(index of the asked cell, solution code cell)]`` for notebook ``number`` ("03")."""
-    out = []
-    for i, cell in enumerate(nb.cells):
-        expression = asked_expression(cell)
-        if expression is None:
-            continue
-        code = solutions.for_expression(number, expression)
-        if code is None:
-            raise LookupError(f"course_utils/solutions/nb{number}.py has no section for {expression}")
-        out.append((i, nbformat.v4.new_code_cell(code.rstrip("\n"), metadata={"tags": [SOLUTION_TAG]})))
-    return out
 
 
 def student_notebook(nb):
@@ -70,10 +41,10 @@ def student_notebook(nb):
     return student
 
 
-def instructor_notebook(nb, number):
+def instructor_notebook(nb):
     """A copy of ``nb`` with each reference solution in a cell right after its exercise or prediction."""
     teacher = copy.deepcopy(nb)
-    for index, cell in reversed(solution_cells(nb, number)):
+    for index, cell in reversed(solution_cells(nb)):
         teacher.cells.insert(index + 1, cell)
     return teacher
 
@@ -106,7 +77,7 @@ def make_edition(out_dir, kind, notebooks_dir=ROOT / "notebooks"):
     target.mkdir(parents=True)
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
-        edition = student_notebook(nb) if kind == "student" else instructor_notebook(nb, path.name[:2])
+        edition = student_notebook(nb) if kind == "student" else instructor_notebook(nb)
         nbformat.write(edition, target / path.name)
     return sorted(target.glob("*.ipynb"))
 

@@ -3,7 +3,7 @@
 import numbers
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, bind
 from course_utils.messages import lazy, t
 
 
@@ -29,25 +29,6 @@ def _check_default_mode(answer):
     if answer != ms.PYNATIVE_MODE:
         return t("expected ms.GRAPH_MODE or ms.PYNATIVE_MODE, got {answer}", answer=shown(answer))
     return None
-
-
-version = Exercise("00.1", _check_version, hints=[
-    lazy("the package you imported as `ms` can tell you which version it is"),
-    lazy("every Python package has a __version__ attribute"),
-])
-default_mode = Exercise("00.2", _check_default_mode, hints=[
-    lazy("MindSpore keeps its settings in a context; there is a getter next to ms.set_context"),
-    lazy("ms.get_context('mode') returns 0 for GRAPH_MODE and 1 for PYNATIVE_MODE"),
-])
-tensor_dtype = Prediction(
-    "00.4", lazy("Tensor(np.zeros(3)) wraps a numpy array of zeros. What dtype does the Tensor have?"),
-    {"a": (lazy("float32, MindSpore's default"), lazy("float32 is what layers create their Parameters in, but a "
-                                                      "Tensor made from an array keeps the array's dtype")),
-     "b": (lazy("float64"), lazy("np.zeros makes float64 by default and Tensor keeps the dtype; a float32 layer will "
-                           "refuse it (notebook 01), so convert with .astype(np.float32)")),
-     "c": (lazy("int64, because the values are whole numbers"), lazy("the dtype comes from the array, not from "
-                                                                     "its values: np.zeros gives float64 zeros"))},
-    answer="b")
 
 
 def _check_mode_name(answer):
@@ -90,8 +71,9 @@ def _check_mode_name(answer):
     return None
 
 
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 glog_after_import = Prediction(
-    "00.3", lazy("A program imports mindspore FIRST and only then sets os.environ['GLOG_v'] = '3'. Then it "
+    lazy("A program imports mindspore FIRST and only then sets os.environ['GLOG_v'] = '3'. Then it "
                  "calls a deprecated function, which makes MindSpore log a [WARNING] line. Is that warning "
                  "printed?"),
     {"a": (lazy("No: the variable is set before the warning, so the warning is silenced"),
@@ -106,9 +88,28 @@ glog_after_import = Prediction(
            lazy("nothing checks the variable after the import, so nothing can fail: MindSpore simply never "
                 "reads it again, and the warning is printed as if GLOG_v had not been set"))},
     answer="b")
-mode_name = Exercise("00.5", _check_mode_name, hints=[
+tensor_dtype = Prediction(
+    lazy("Tensor(np.zeros(3)) wraps a numpy array of zeros. What dtype does the Tensor have?"),
+    {"a": (lazy("float32, MindSpore's default"), lazy("float32 is what layers create their Parameters in, but a "
+                                                      "Tensor made from an array keeps the array's dtype")),
+     "b": (lazy("float64"), lazy("np.zeros makes float64 by default and Tensor keeps the dtype; a float32 layer will "
+                           "refuse it (notebook 01), so convert with .astype(np.float32)")),
+     "c": (lazy("int64, because the values are whole numbers"), lazy("the dtype comes from the array, not from "
+                                                                     "its values: np.zeros gives float64 zeros"))},
+    answer="b")
+version = Exercise(_check_version, hints=[
+    lazy("the package you imported as `ms` can tell you which version it is"),
+    lazy("every Python package has a __version__ attribute"),
+])
+default_mode = Exercise(_check_default_mode, hints=[
+    lazy("MindSpore keeps its settings in a context; there is a getter next to ms.set_context"),
+    lazy("ms.get_context('mode') returns 0 for GRAPH_MODE and 1 for PYNATIVE_MODE"),
+])
+mode_name = Exercise(_check_mode_name, hints=[
     lazy("the function must ask MindSpore each time it is called: which getter reads the mode back from the "
          "context?"),
     lazy("compare ms.get_context('mode') with ms.GRAPH_MODE: `return 'graph' if ms.get_context('mode') == "
          "ms.GRAPH_MODE else ...`"),
 ])
+
+bind(globals())

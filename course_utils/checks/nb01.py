@@ -3,10 +3,10 @@
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, bind
 from course_utils.messages import lazy, t
 
-# Exercise 01.2 starts from numpy's default dtype, float64.
+# Exercise 01.3 starts from numpy's default dtype, float64.
 X64 = np.linspace(0.0, 1.0, 5).reshape(5, 1)
 
 
@@ -72,20 +72,6 @@ def _check_dense_twice(answer):
     return None
 
 
-param_count = Exercise("01.1", _check_param_count, hints=[
-    lazy("count the numbers the layer learns: look at the shapes of its weight and its bias"),
-    lazy("nn.Dense(in, out) holds a weight of shape (out, in) and a bias of shape (out,)"),
-])
-to_float32 = Exercise("01.2", _check_float32, hints=[
-    lazy("MindSpore refused the array because of its dtype: which dtype do the layer's parameters have?"),
-    lazy("numpy arrays have .astype(np.float32)"),
-])
-dense_twice = Exercise("01.3", _check_dense_twice, hints=[
-    lazy("reuse means one layer object: create it once and call it more than once"),
-    lazy("create one nn.Dense(1, 1) in __init__ and call it twice in construct"),
-])
-
-
 def _check_predict(answer):
     import mindspore as ms
     from mindspore import nn, ops
@@ -131,8 +117,13 @@ def _short(values):
     return shown(list(np.asarray(values).tolist()) if isinstance(values, np.ndarray) else values, with_type=False)
 
 
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
+param_count = Exercise(_check_param_count, hints=[
+    lazy("count the numbers the layer learns: look at the shapes of its weight and its bias"),
+    lazy("nn.Dense(in, out) holds a weight of shape (out, in) and a bias of shape (out,)"),
+])
 float64_input = Prediction(
-    "01.4", lazy("The net's weight is float32. What happens when you call net(Tensor(x64)) with a float64 "
+    lazy("The net's weight is float32. What happens when you call net(Tensor(x64)) with a float64 "
                  "batch x64 of shape (4, 1)?"),
     {"a": (lazy("MindSpore converts the batch to float32 and returns a float32 output"),
            lazy("that is what numpy and PyTorch's type promotion make many people expect, but MindSpore does not "
@@ -144,8 +135,12 @@ float64_input = Prediction(
            lazy("MindSpore checks dtypes strictly and converts nothing for you. Convert the data once, with "
                 ".astype(np.float32), before making the Tensor"))},
     answer="c")
+to_float32 = Exercise(_check_float32, hints=[
+    lazy("MindSpore refused the array because of its dtype: which dtype do the layer's parameters have?"),
+    lazy("numpy arrays have .astype(np.float32)"),
+])
 asnumpy_view = Prediction(
-    "01.5", lazy("t = Tensor(a) made a tensor from a numpy array a. Then view = t.asnumpy(), and view[1, 0] = "
+    lazy("t = Tensor(a) made a tensor from a numpy array a. Then view = t.asnumpy(), and view[1, 0] = "
                  "9.0. What does t hold at [1, 0] afterwards?"),
     {"a": (lazy("The old value: asnumpy() returns a copy, like Tensor(a) made one"),
            lazy("Tensor(array) does copy, which makes this tempting, but asnumpy() goes the other way without "
@@ -156,9 +151,15 @@ asnumpy_view = Prediction(
      "c": (lazy("An error: the array returned by asnumpy() is read-only"),
            lazy("MindSpore does not mark it read-only; the write succeeds, and goes straight into the tensor"))},
     answer="b")
-predict = Exercise("01.6", _check_predict, hints=[
+dense_twice = Exercise(_check_dense_twice, hints=[
+    lazy("reuse means one layer object: create it once and call it more than once"),
+    lazy("create one nn.Dense(1, 1) in __init__ and call it twice in construct"),
+])
+predict = Exercise(_check_predict, hints=[
     lazy("the values arrive as a Python list or a 1-D array: what dtype and shape does a Dense(1, 1) layer "
          "accept?"),
     lazy("np.asarray(values, dtype=np.float32).reshape(-1, 1), then Tensor(...), then net(...), then "
          ".asnumpy().ravel()"),
 ])
+
+bind(globals())

@@ -4,7 +4,7 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number, bind
 from course_utils.messages import lazy, t
 from course_utils.minibatch import dataset_order
 from course_utils.oracles import minibatch_sgd
@@ -77,13 +77,6 @@ def _check_pipeline(answer):
         return t("x and y no longer belong together: shuffle the rows (the dataset's shuffle), not each column "
                  "alone")
     return None
-
-
-pipeline = Exercise("04.3", _check_pipeline, hints=[
-    lazy("section 1 builds and batches a dataset and section 3 shows what drops a partial last batch: put those "
-         "pieces together on x3 and y3, shuffled"),
-    lazy("answer = ds.NumpySlicesDataset({'x': x3, 'y': y3}, shuffle=True).batch(16, drop_remainder=True)"),
-])
 
 
 # ---- 04.5: the native loop, mini-batch SGD over shuffled epochs ---------------------------------------------
@@ -176,19 +169,12 @@ def _check_minibatch_loop(answer):
     return None
 
 
-minibatch_loop = ScaffoldExercise("04.5", _check_minibatch_loop, hints=[
-    lazy("put together the dataset of section 2 (without the index column) and the loop of section 4, on the "
-         "arrays and the net you are given"),
-    lazy("dataset = ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=True).batch(batch_size); train_net = "
-         "nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), "
-         "learning_rate=lr)); iterator = dataset.create_tuple_iterator(num_epochs=epochs); then for each epoch: "
-         "for data in iterator: losses.append(train_net(*data).asnumpy().item())"),
-])
-
-
 # ---- predictions ---------------------------------------------------------------------------------------------
+
+
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 same_order_twice = Prediction(
-    "04.1", lazy("dataset = a shuffled NumpySlicesDataset of the 100 rows. You run `for data in dataset:` to the end, "
+    lazy("dataset = a shuffled NumpySlicesDataset of the 100 rows. You run `for data in dataset:` to the end, "
                  "then a second `for data in dataset:`. In what order do the rows come the second time?"),
     {"a": (lazy("In a new random order: the dataset is shuffled"),
            lazy("that is what a shuffled dataset is for, and what an iterator made with num_epochs=2 does between its "
@@ -202,9 +188,8 @@ same_order_twice = Prediction(
            lazy("a Python generator would behave that way, but a dataset is a pipeline you can read many times: each "
                 "loop starts it again from the first batch"))},
     answer="b")
-
 steps_in_three_epochs = Prediction(
-    "04.2", lazy("100 rows, batch(32), trained for 3 epochs. How many steps (weight updates) is that, with "
+    lazy("100 rows, batch(32), trained for 3 epochs. How many steps (weight updates) is that, with "
                  "drop_remainder=False and with drop_remainder=True?"),
     {"a": (lazy("9 and 9: a batch has 32 rows, whatever the flag says"),
            lazy("without drop_remainder the 4 rows left after three full batches still form a batch, a small one, and "
@@ -218,9 +203,13 @@ steps_in_three_epochs = Prediction(
      "d": (lazy("12 and 12: dropping only shortens the last batch"),
            lazy("drop_remainder drops the whole partial batch, so the step it would make is gone too"))},
     answer="b")
-
+pipeline = Exercise(_check_pipeline, hints=[
+    lazy("section 1 builds and batches a dataset and section 3 shows what drops a partial last batch: put those "
+         "pieces together on x3 and y3, shuffled"),
+    lazy("answer = ds.NumpySlicesDataset({'x': x3, 'y': y3}, shuffle=True).batch(16, drop_remainder=True)"),
+])
 batch_one_near_bound = Prediction(
-    "04.4", lazy("Full-batch gradient descent on this data is stable below lr = 0.807. What does SGD with ONE sample "
+    lazy("Full-batch gradient descent on this data is stable below lr = 0.807. What does SGD with ONE sample "
                  "per step do at lr = 0.78, within 20 epochs?"),
     {"a": (lazy("It converges faster than gradient descent: it makes 100 times as many steps"),
            lazy("more steps help only while each step is stable. A single sample has its own curvature, 2(x² + 1), up "
@@ -232,3 +221,13 @@ batch_one_near_bound = Prediction(
            lazy("steps on single samples with x near 1 have a curvature near 4 and overshoot at lr 0.78 (their bound "
                 "is about 0.51); the full-batch bound 0.807 does not protect them"))},
     answer="c")
+minibatch_loop = ScaffoldExercise(_check_minibatch_loop, hints=[
+    lazy("put together the dataset of section 2 (without the index column) and the loop of section 4, on the "
+         "arrays and the net you are given"),
+    lazy("dataset = ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=True).batch(batch_size); train_net = "
+         "nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), "
+         "learning_rate=lr)); iterator = dataset.create_tuple_iterator(num_epochs=epochs); then for each epoch: "
+         "for data in iterator: losses.append(train_net(*data).asnumpy().item())"),
+])
+
+bind(globals())

@@ -15,13 +15,13 @@ import numpy as np
 from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
-from course_utils.exercises import NONE_HINT, Prediction, ScaffoldExercise, as_array
+from course_utils.exercises import NONE_HINT, Prediction, ScaffoldExercise, as_array, bind
 from course_utils.messages import lazy, t
 
 
 # ---- closed forms ------------------------------------------------------------------------------------------
 def warmup_cosine_lr(step, peak_lr, min_lr, warmup_steps, total_steps):
-    """The learning rate of step ``step`` (0-based) of the warm-up + cosine schedule of exercise 06.1:
+    """The learning rate of step ``step`` (0-based) of the warm-up + cosine schedule of exercise 06.2:
     ``peak_lr * step / warmup_steps`` during the warm-up (as ``nn.WarmUpLR``), then a cosine from
     ``peak_lr`` down to ``min_lr`` over the remaining ``total_steps - warmup_steps`` steps (as
     ``nn.CosineDecayLR``), then ``min_lr`` for good."""
@@ -60,7 +60,7 @@ _MISTAKES = {  # translated with t() where shown
                     "periodic: clip the step, as CosineDecayLR does)"),
 }
 
-# ---- 06.1 warm-up then cosine, as a LearningRateSchedule --------------------------------------------------
+# ---- 06.2 warm-up then cosine, as a LearningRateSchedule --------------------------------------------------
 # (peak_lr, min_lr, warmup_steps, total_steps): none of them is the lesson's
 SCHEDULE_CASES = ((0.2, 0.02, 4, 20), (0.06, 0.0, 1, 7), (1.5, 0.3, 10, 25))
 _SCHED_DATA_SEED = 61
@@ -140,19 +140,7 @@ def _check_warmup_cosine(answer):
     return None
 
 
-warmup_cosine = ScaffoldExercise("06.1", _check_warmup_cosine, hints=[
-    lazy("Build the two schedules MindSpore already has in __init__ (nn.WarmUpLR for the warm-up, "
-         "nn.CosineDecayLR for the decay) and let construct choose between them by comparing global_step with "
-         "warmup_steps."),
-    lazy("The cosine must start where the warm-up ends and run for the steps that are left: "
-         "nn.CosineDecayLR(min_lr, peak_lr, total_steps - warmup_steps), called with global_step - warmup_steps."),
-    lazy("construct: `if global_step < self.warmup_steps: return self.warmup(global_step)` and otherwise "
-         "`return self.cosine(global_step - self.warmup_steps)`; CosineDecayLR holds min_lr past its end by "
-         "itself."),
-])
-
-
-# ---- 06.2 an open-ended range test with ops.assign --------------------------------------------------------
+# ---- 06.4 an open-ended range test with ops.assign --------------------------------------------------------
 # (lr_start, factor, blowup, max_steps, start w, start b); the second never blows up within max_steps
 RANGE_CASES = ((0.004, 1.25, 4.0, 40, 0.0, 0.0), (0.02, 1.5, 2.0, 25, 0.5, -0.5), (0.001, 1.2, 4.0, 9, 0.0, 0.0))
 _RANGE_DATA_SEED = 62
@@ -253,19 +241,11 @@ def _check_range_test(answer):
     return None
 
 
-range_test = ScaffoldExercise("06.2", _check_range_test, hints=[
-    lazy("Each pass of the loop: put lr into the optimizer, take one step, record (lr, loss), decide whether to "
-         "stop, then grow lr. Section 4 shows the one way to put a new learning rate into an optimizer that has "
-         "stepped."),
-    lazy("ops.assign(optimizer.learning_rate, ms.Tensor(lr, ms.float32)) sets it; "
-         "loss = train_net(X, Y).asnumpy().item() takes the step; stop with "
-         "`if not np.isfinite(loss) or loss > blowup * min(losses): break` after appending; then lr = lr * factor."),
-])
-
-
 # ---- predictions -------------------------------------------------------------------------------------------
+
+
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 past_the_end = Prediction(
-    "06.3",
     lazy("nn.SGD(params, learning_rate=[0.3, 0.2, 0.1]) gets a list of three learning rates. What happens at the "
          "fourth training step?"),
     {
@@ -284,9 +264,17 @@ past_the_end = Prediction(
     },
     answer="d",
 )
-
+warmup_cosine = ScaffoldExercise(_check_warmup_cosine, hints=[
+    lazy("Build the two schedules MindSpore already has in __init__ (nn.WarmUpLR for the warm-up, "
+         "nn.CosineDecayLR for the decay) and let construct choose between them by comparing global_step with "
+         "warmup_steps."),
+    lazy("The cosine must start where the warm-up ends and run for the steps that are left: "
+         "nn.CosineDecayLR(min_lr, peak_lr, total_steps - warmup_steps), called with global_step - warmup_steps."),
+    lazy("construct: `if global_step < self.warmup_steps: return self.warmup(global_step)` and otherwise "
+         "`return self.cosine(global_step - self.warmup_steps)`; CosineDecayLR holds min_lr past its end by "
+         "itself."),
+])
 set_data_ignored = Prediction(
-    "06.4",
     lazy("In PyNative mode, an nn.SGD optimizer with learning_rate=0.1 has taken two steps. Then "
          "optimizer.learning_rate.set_data(ms.Tensor(0.01, ms.float32)). Which learning rate does the third step "
          "use, and what does optimizer.learning_rate hold afterwards?"),
@@ -305,3 +293,13 @@ set_data_ignored = Prediction(
     },
     answer="b",
 )
+range_test = ScaffoldExercise(_check_range_test, hints=[
+    lazy("Each pass of the loop: put lr into the optimizer, take one step, record (lr, loss), decide whether to "
+         "stop, then grow lr. Section 4 shows the one way to put a new learning rate into an optimizer that has "
+         "stepped."),
+    lazy("ops.assign(optimizer.learning_rate, ms.Tensor(lr, ms.float32)) sets it; "
+         "loss = train_net(X, Y).asnumpy().item() takes the step; stop with "
+         "`if not np.isfinite(loss) or loss > blowup * min(losses): break` after appending; then lr = lr * factor."),
+])
+
+bind(globals())

@@ -9,7 +9,7 @@ mean absolute error); none of them uses the code the notebook teaches.
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number, bind
 from course_utils.messages import lazy, t
 
 
@@ -21,7 +21,7 @@ def _scalar(value, what):
     return as_number(value, what)
 
 
-# ---- 07.1 clipping by global norm, by hand ----------------------------------------------------------------
+# ---- 07.3 clipping by global norm, by hand ----------------------------------------------------------------
 # (shapes, global norm of the generated gradients, max_norm; None: call with the default max_norm=1.0)
 CLIP_CASES = ((((1, 1), (1,)), 2.7, None),
               (((3, 4), (4,), (2, 3, 2)), 0.6, 2.0),
@@ -98,7 +98,7 @@ def _check_clip_by_hand(answer):
     return None
 
 
-# ---- 07.2 a step that clips and returns (loss, norm) --------------------------------------------
+# ---- 07.4 a step that clips and returns (loss, norm) --------------------------------------------
 _CLIP_DATA_SEED, _CLIP_START, _CLIP_LR, _CLIP_MAX_NORM, _CLIP_STEPS = 11, (0.0, 0.0), 0.5, 0.5, 4
 
 
@@ -171,7 +171,7 @@ def _check_clip_step(answer):
     return None
 
 
-# ---- 07.3 mean absolute error via nn.LossBase ----------------------------------------------------
+# ---- 07.5 mean absolute error via nn.LossBase ----------------------------------------------------
 def _check_mae(answer):
     import mindspore as ms
     from mindspore import Tensor, nn
@@ -211,43 +211,9 @@ def _check_mae(answer):
     return None
 
 
-global_norm = ScaffoldExercise("07.1", _check_clip_by_hand, hints=[
-    lazy("two steps: one global norm for all the gradients together, then one factor that multiplies every "
-         "gradient"),
-    lazy("the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
-         "min(1, max_norm / norm), so gradients shorter than max_norm stay as they are"),
-    lazy("norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
-         "return tuple(g * scale for g in grads)"),
-])
-clip_step = Exercise("07.2", _check_clip_step, hints=[
-    lazy("section 4's ClipStep already clips; what it must also hand back is the norm before clipping"),
-    lazy("start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning "
-         "a Parameter"),
-])
-mae_loss = Exercise("07.3", _check_mae, hints=[
-    lazy("a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)"),
-    lazy("like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct "
-         "returns self.get_loss(ops.abs(logits - labels))"),
-])
-
-clip_direction = Prediction(
-    "07.5", lazy("Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through "
-                 "ops.clip_by_global_norm(grads, 1.0). What comes out?"),
-    {"a": (lazy("(1.0, 0.4): each gradient is cut to at most 1"),
-           lazy("that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is "
-                "tempting because 'clip' sounds like cutting each number, but it would change the direction of the "
-                "update: the ratio dL/dw : dL/db would go from 7.5 to 2.5. clip_by_global_norm scales all gradients "
-                "by one factor")),
-     "b": (lazy("(0.991, 0.132): both divided by the global norm, so the direction stays and the length becomes 1"),
-           lazy("one factor, max_norm / norm = 1 / 3.03, multiplies every gradient: the update points the same way as "
-                "the gradient, it is only shorter. Below max_norm the factor is 1 and nothing changes")),
-     "c": (lazy("(1.0, 0.133): everything divided by the largest entry, so the largest becomes 1"),
-           lazy("that would bound the largest entry (an L-infinity clip), a plausible reading of 'clip to 1.0'. "
-                "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = "
-                "1"))},
-    answer="b")
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 attribute_in_graph = Prediction(
-    "07.4", lazy("In graph mode, AttributeStep assigns the gradient norm to a plain attribute, self.grad_norm, inside "
+    lazy("In graph mode, AttributeStep assigns the gradient norm to a plain attribute, self.grad_norm, inside "
                  "construct. After each of five training steps you read step.grad_norm. What do you see?"),
     {"a": (lazy("the norm of each step, falling as training goes on"),
            lazy("that is what PyNative mode gives, where construct runs as Python at every call; the cell below shows "
@@ -263,3 +229,39 @@ attribute_in_graph = Prediction(
            lazy("graph mode refuses some Python (try, del, yield: notebook 08), but an attribute assignment compiles "
                 "without a word, which is what makes this trap silent"))},
     answer="b")
+clip_direction = Prediction(
+    lazy("Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through "
+                 "ops.clip_by_global_norm(grads, 1.0). What comes out?"),
+    {"a": (lazy("(1.0, 0.4): each gradient is cut to at most 1"),
+           lazy("that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is "
+                "tempting because 'clip' sounds like cutting each number, but it would change the direction of the "
+                "update: the ratio dL/dw : dL/db would go from 7.5 to 2.5. clip_by_global_norm scales all gradients "
+                "by one factor")),
+     "b": (lazy("(0.991, 0.132): both divided by the global norm, so the direction stays and the length becomes 1"),
+           lazy("one factor, max_norm / norm = 1 / 3.03, multiplies every gradient: the update points the same way as "
+                "the gradient, it is only shorter. Below max_norm the factor is 1 and nothing changes")),
+     "c": (lazy("(1.0, 0.133): everything divided by the largest entry, so the largest becomes 1"),
+           lazy("that would bound the largest entry (an L-infinity clip), a plausible reading of 'clip to 1.0'. "
+                "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = "
+                "1"))},
+    answer="b")
+global_norm = ScaffoldExercise(_check_clip_by_hand, hints=[
+    lazy("two steps: one global norm for all the gradients together, then one factor that multiplies every "
+         "gradient"),
+    lazy("the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
+         "min(1, max_norm / norm), so gradients shorter than max_norm stay as they are"),
+    lazy("norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
+         "return tuple(g * scale for g in grads)"),
+])
+clip_step = Exercise(_check_clip_step, hints=[
+    lazy("section 4's ClipStep already clips; what it must also hand back is the norm before clipping"),
+    lazy("start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning "
+         "a Parameter"),
+])
+mae_loss = Exercise(_check_mae, hints=[
+    lazy("a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)"),
+    lazy("like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct "
+         "returns self.get_loss(ops.abs(logits - labels))"),
+])
+
+bind(globals())

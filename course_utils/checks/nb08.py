@@ -10,7 +10,7 @@ import numpy as np
 
 from course_utils import oracles
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number, bind
 from course_utils.messages import lazy, t
 
 TOO_LARGE = "learning rate too large"
@@ -107,7 +107,7 @@ def _check_diagnosis(answer):
 
 
 def broken_data():
-    """The broken set-up of exercise 08.2: x_raw in millimetres (0 to 1000) and y_raw, float64, shape (100,)."""
+    """The broken set-up of exercise 08.3: x_raw in millimetres (0 to 1000) and y_raw, float64, shape (100,)."""
     rng = np.random.RandomState(62)
     x_raw = 1000 * rng.rand(100)
     y_raw = 0.002 * x_raw + 1 + rng.normal(0, 0.01, 100)
@@ -206,25 +206,8 @@ def _check_reset(answer):
     return None
 
 
-diagnosis = Exercise("08.1", _check_diagnosis, hints=[
-    lazy("start from the symptom: the training-health report of section 2 names it from the run's curves"),
-    lazy("print(health_report(run['loss'], run['grad_norm'], run['params'], baseline_loss=float(np.var(run['y'])))) "
-         "names the symptom; then compare run['lr'] with stable_lr_limit(run['x']) (section 3) and look at "
-         "run['y'].shape"),
-])
-fixed_setup = Exercise("08.2", _check_fixed_setup, hints=[
-    lazy("three things are wrong with this setup: the dtype and shape, the scale of x, and the learning rate"),
-    lazy("three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of "
-         "the standardised x (about 1.0)"),
-])
-reset = ScaffoldExercise("08.3", _check_reset, hints=[
-    lazy("set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes "
-         "into the Parameter"),
-    lazy("ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)"),
-])
-
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 just_above_limit = Prediction(
-    "08.4",
     lazy("The largest stable learning rate here is 2/λmax = 0.807. What does the loss do in 100 steps at lr = 0.85, 5% "
          "above it?"),
     {"a": (lazy("it still falls, only more slowly or with some wobble: 5% is a small excess"),
@@ -240,8 +223,18 @@ just_above_limit = Prediction(
                 "float32 (inf, about 3e38), and only then does inf - inf give NaN. Just above the limit the growth is "
                 "about 23% per step, far too slow for that in 100 steps"))},
     answer="b")
+diagnosis = Exercise(_check_diagnosis, hints=[
+    lazy("start from the symptom: the training-health report of section 2 names it from the run's curves"),
+    lazy("print(health_report(run['loss'], run['grad_norm'], run['params'], baseline_loss=float(np.var(run['y'])))) "
+         "names the symptom; then compare run['lr'] with stable_lr_limit(run['x']) (section 3) and look at "
+         "run['y'].shape"),
+])
+fixed_setup = Exercise(_check_fixed_setup, hints=[
+    lazy("three things are wrong with this setup: the dtype and shape, the scale of x, and the learning rate"),
+    lazy("three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of "
+         "the standardised x (about 1.0)"),
+])
 set_data_after_steps = Prediction(
-    "08.5",
     lazy("In PyNative mode, after 20 steps you put the initial weight and bias back with Parameter.set_data and train "
          "20 more steps with the same optimizer. What happens?"),
     {"a": (lazy("training starts again and repeats the first run's losses exactly"),
@@ -259,3 +252,10 @@ set_data_after_steps = Prediction(
            lazy("the values do change: reading the parameters after set_data gives exactly the initial values. What "
                 "stops is the updating afterwards"))},
     answer="b")
+reset = ScaffoldExercise(_check_reset, hints=[
+    lazy("set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes "
+         "into the Parameter"),
+    lazy("ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)"),
+])
+
+bind(globals())

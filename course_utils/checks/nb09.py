@@ -11,7 +11,7 @@ import numpy as np
 from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number, bind
 from course_utils.messages import lazy, t
 
 BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
@@ -73,7 +73,7 @@ def expected_stop_epoch(threshold, epochs=15):
     return next(k for k, mean in enumerate(means, 1) if mean < threshold)
 
 
-# ---- 09.1: a callback that keeps the best epoch's weights ---------------------------------------------------
+# ---- 09.3: a callback that keeps the best epoch's weights ---------------------------------------------------
 # Each setting: data (n, w, b, seed), training samples, Momentum(lr, 0.9), epochs. Batches of 10, validation in two
 # batches of 10 (so that eval_loss, the last batch's loss, differs from the mse over the whole validation set).
 KEEP_BEST_SETTINGS = ({"n": 50, "w": 3.0, "b": -0.5, "seed": 29, "train": 30, "lr": 0.3, "epochs": 10},
@@ -154,16 +154,7 @@ def _check_keep_best(answer):
     return None
 
 
-keep_best = ScaffoldExercise("09.1", _check_keep_best, hints=[
-    lazy("two moments matter: the end of each epoch, when fit has just validated, and the end of training"),
-    lazy("on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, "
-         "keep it and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}"),
-    lazy("on_train_end: for every parameter p of cb_params.network.trainable_params(), "
-         "ops.assign(p, Tensor(self.best_weights[p.name]))"),
-])
-
-
-# ---- 09.2: a callback that stops on the epoch's mean loss --------------------------------------------------
+# ---- 09.4: a callback that stops on the epoch's mean loss --------------------------------------------------
 def _check_stop_below(answer):
     from mindspore.train import Callback
 
@@ -201,14 +192,7 @@ def _check_stop_below(answer):
     return None
 
 
-stop_below = Exercise("09.2", _check_stop_below, hints=[
-    lazy("the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends"),
-    lazy("collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in "
-         "on_train_epoch_end compare their mean with the threshold and call run_context.request_stop()"),
-])
-
-
-# ---- 09.3: an RMSE metric over batches of any size ---------------------------------------------------------
+# ---- 09.5: an RMSE metric over batches of any size ---------------------------------------------------------
 def _feed(metric, batches):
     """Feed the batches; return (the metric's eval() as a float, None) or (None, what is wrong with it)."""
     from mindspore import Tensor
@@ -277,30 +261,11 @@ def _check_rmse_metric(answer):
     return None
 
 
-rmse_metric = Exercise("09.3", _check_rmse_metric, hints=[
-    lazy("a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean"),
-    lazy("keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
-         "self._convert_data(tensor) gives a numpy array"),
-])
-
-
 # ---- predictions -------------------------------------------------------------------------------------------
-plateau_under_train = Prediction(
-    "09.5",
-    lazy("EarlyStopping(patience=0) and ReduceLROnPlateau(factor=0.5, patience=0), both with their default "
-         "monitor='eval_loss', are given to model.train (no validation set) for 3 epochs at lr 0.5. What happens?"),
-    {"a": (lazy("they watch the training loss instead: training stops early and the learning rate is halved"),
-           lazy("a sensible fallback, but MindSpore does not switch monitors: eval_loss is the only thing they look "
-                "for, and under model.train it does not exist. monitor='loss' (the training loss) must be asked for")),
-     "b": (lazy("model.train raises an error: there is no eval_loss without validation"),
-           lazy("an error would be kinder; instead the callbacks log a warning each epoch (which GLOG_v=3 also hides) "
-                "and carry on")),
-     "c": (lazy("all 3 epochs run and the learning rate stays 0.5: both only log a warning each epoch"),
-           lazy("under model.train nothing is validated, so the value they watch never appears: each epoch they log "
-                "'eval_loss, which is not available' and do nothing. With GLOG_v=3 you do not even see the warning"))},
-    answer="c")
+
+
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 eval_loss_meaning = Prediction(
-    "09.4",
     lazy("In fit, the validation set (20 samples) comes in two batches of 10. Which number is "
          "cb_params.eval_results['eval_loss']?"),
     {"a": (lazy("the mean squared error over all 20 validation samples, the same as the 'mse' metric"),
@@ -313,3 +278,35 @@ eval_loss_meaning = Prediction(
            lazy("on 2.10 a new loss accumulator is made for every validation batch, so only the last one's loss is "
                 "left. Give fit the validation set as one batch, or watch a metric such as 'mse'"))},
     answer="c")
+plateau_under_train = Prediction(
+    lazy("EarlyStopping(patience=0) and ReduceLROnPlateau(factor=0.5, patience=0), both with their default "
+         "monitor='eval_loss', are given to model.train (no validation set) for 3 epochs at lr 0.5. What happens?"),
+    {"a": (lazy("they watch the training loss instead: training stops early and the learning rate is halved"),
+           lazy("a sensible fallback, but MindSpore does not switch monitors: eval_loss is the only thing they look "
+                "for, and under model.train it does not exist. monitor='loss' (the training loss) must be asked for")),
+     "b": (lazy("model.train raises an error: there is no eval_loss without validation"),
+           lazy("an error would be kinder; instead the callbacks log a warning each epoch (which GLOG_v=3 also hides) "
+                "and carry on")),
+     "c": (lazy("all 3 epochs run and the learning rate stays 0.5: both only log a warning each epoch"),
+           lazy("under model.train nothing is validated, so the value they watch never appears: each epoch they log "
+                "'eval_loss, which is not available' and do nothing. With GLOG_v=3 you do not even see the warning"))},
+    answer="c")
+keep_best = ScaffoldExercise(_check_keep_best, hints=[
+    lazy("two moments matter: the end of each epoch, when fit has just validated, and the end of training"),
+    lazy("on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, "
+         "keep it and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}"),
+    lazy("on_train_end: for every parameter p of cb_params.network.trainable_params(), "
+         "ops.assign(p, Tensor(self.best_weights[p.name]))"),
+])
+stop_below = Exercise(_check_stop_below, hints=[
+    lazy("the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends"),
+    lazy("collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in "
+         "on_train_epoch_end compare their mean with the threshold and call run_context.request_stop()"),
+])
+rmse_metric = Exercise(_check_rmse_metric, hints=[
+    lazy("a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean"),
+    lazy("keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
+         "self._convert_data(tensor) gives a numpy array"),
+])
+
+bind(globals())

@@ -12,43 +12,11 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.data import make_spirals
-from course_utils.exercises import Prediction, ScaffoldExercise, as_array, as_number
+from course_utils.exercises import Prediction, ScaffoldExercise, as_array, as_number, bind
 from course_utils.messages import lazy, t
 from course_utils.oracles import confusion_matrix, knn_accuracy, softmax_cross_entropy
 
 # ---- 10.1, 10.2: predictions --------------------------------------------------------------------------
-one_hot_sparse = Prediction(
-    "10.1",
-    lazy("One-hot float32 labels go into SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'). What "
-         "happens?"),
-    {"a": (lazy("the same loss as with the class indices: sparse=True only makes it faster"),
-           lazy("sparse is not a speed switch: it says which format the labels are in. With sparse=True the loss "
-                "reads each label as one class index, so a row [0, 1] is not something it can read.")),
-     "b": (lazy("a number, but a wrong one, silently"),
-           lazy("that would be the worst case, and it does happen with another mistake (labels counted from 1, "
-                "below), but not here: the loss checks the labels' type and shape first.")),
-     "c": (lazy("an error: the one-hot labels are refused"),
-           lazy("float32 labels are refused by type (sparse labels must be int32 or int64), and int one-hot rows "
-                "by shape (sparse labels have one dimension fewer than the logits)."))},
-    answer="c")
-
-linear_accuracy = Prediction(
-    "10.2",
-    lazy("With the best possible straight line, what accuracy does a linear classifier reach on the moons' "
-         "training points?"),
-    {"a": (lazy("about 50 %: no better than guessing"),
-           lazy("a line cannot follow the moons' curves, but it still puts most of each moon on its own side: "
-                "guessing is far worse than the best line.")),
-     "b": (lazy("about 75 %"),
-           lazy("a line through the middle does better than that: only the tips of the moons, which reach into "
-                "the other moon's hollow, end up on the wrong side.")),
-     "c": (lazy("about 90 %"),
-           lazy("the best line misclassifies only the moons' tips, about one point in ten; the last tenth needs a "
-                "curved boundary, which no amount of training gives a linear model.")),
-     "d": (lazy("100 %, given enough epochs"),
-           lazy("training finds the best line, but the best line is still a line: the tips of each moon reach "
-                "past any line that separates the rest."))},
-    answer="c")
 
 
 # ---- 10.3: an MLP classifier in a Model ----------------------------------------------------------------
@@ -193,13 +161,6 @@ def _check_classifier(answer):
     return None
 
 
-classifier = ScaffoldExercise("10.3", _check_classifier, hints=[
-    lazy("the lesson's mlp() has the shape you need; what must change for `classes` classes?"),
-    lazy("net = nn.SequentialCell(nn.Dense(2, 32), nn.Tanh(), nn.Dense(32, 32), nn.Tanh(), nn.Dense(32, classes)); "
-         "the loss and metrics as in the lesson's train(); Adam with learning_rate=0.02"),
-])
-
-
 # ---- 10.4: accuracy and precision over all batches -----------------------------------------------------
 METRIC_CLASSES = 3
 
@@ -323,10 +284,47 @@ def _check_multi_metric(answer):
     return problem or _diagnose(got, batches, t("inside Model.eval, on 40 points in batches of 16, 16, 8"))
 
 
-multi_metric = ScaffoldExercise("10.4", _check_multi_metric, hints=[
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
+one_hot_sparse = Prediction(
+    lazy("One-hot float32 labels go into SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'). What "
+         "happens?"),
+    {"a": (lazy("the same loss as with the class indices: sparse=True only makes it faster"),
+           lazy("sparse is not a speed switch: it says which format the labels are in. With sparse=True the loss "
+                "reads each label as one class index, so a row [0, 1] is not something it can read.")),
+     "b": (lazy("a number, but a wrong one, silently"),
+           lazy("that would be the worst case, and it does happen with another mistake (labels counted from 1, "
+                "below), but not here: the loss checks the labels' type and shape first.")),
+     "c": (lazy("an error: the one-hot labels are refused"),
+           lazy("float32 labels are refused by type (sparse labels must be int32 or int64), and int one-hot rows "
+                "by shape (sparse labels have one dimension fewer than the logits)."))},
+    answer="c")
+linear_accuracy = Prediction(
+    lazy("With the best possible straight line, what accuracy does a linear classifier reach on the moons' "
+         "training points?"),
+    {"a": (lazy("about 50 %: no better than guessing"),
+           lazy("a line cannot follow the moons' curves, but it still puts most of each moon on its own side: "
+                "guessing is far worse than the best line.")),
+     "b": (lazy("about 75 %"),
+           lazy("a line through the middle does better than that: only the tips of the moons, which reach into "
+                "the other moon's hollow, end up on the wrong side.")),
+     "c": (lazy("about 90 %"),
+           lazy("the best line misclassifies only the moons' tips, about one point in ten; the last tenth needs a "
+                "curved boundary, which no amount of training gives a linear model.")),
+     "d": (lazy("100 %, given enough epochs"),
+           lazy("training finds the best line, but the best line is still a line: the tips of each moon reach "
+                "past any line that separates the rest."))},
+    answer="c")
+classifier = ScaffoldExercise(_check_classifier, hints=[
+    lazy("the lesson's mlp() has the shape you need; what must change for `classes` classes?"),
+    lazy("net = nn.SequentialCell(nn.Dense(2, 32), nn.Tanh(), nn.Dense(32, 32), nn.Tanh(), nn.Dense(32, classes)); "
+         "the loss and metrics as in the lesson's train(); Adam with learning_rate=0.02"),
+])
+multi_metric = ScaffoldExercise(_check_multi_metric, hints=[
     lazy("keep counts, not averages: how many points, how many right, and per class how often it was predicted "
          "and how often that prediction was right"),
     lazy("in update: predicted = logits.argmax(axis=1); self.right += (predicted == labels).sum(); "
          "self.predicted += np.bincount(predicted, minlength=self.classes); self.right_per_class += "
          "np.bincount(predicted[predicted == labels], minlength=self.classes); eval divides"),
 ])
+
+bind(globals())

@@ -1,11 +1,11 @@
 """Exercises of notebook 11 (checkpoints).
 
-11.1 ``load_or_fail(net, path)``: load a .ckpt into ``net`` and raise ValueError naming every parameter of
+11.2 ``load_or_fail(net, path)``: load a .ckpt into ``net`` and raise ValueError naming every parameter of
      the net that was not loaded from an entry of exactly its name. Checked on checkpoint files the
      checker writes itself (complete, missing a key, with optimizer state, under another prefix).
-11.2 ``resume(path, steps)``: continue a Momentum training run from a train-cell checkpoint. Checked
+11.3 ``resume(path, steps)``: continue a Momentum training run from a train-cell checkpoint. Checked
      against plain-numpy momentum gradient descent started from the state the checker wrote.
-11.3, 11.4 predictions: what load_param_into_net does with a missing key; whether a flipped bit in a .ckpt saved
+11.1, 11.4 predictions: what load_param_into_net does with a missing key; whether a flipped bit in a .ckpt saved
      without a checksum is noticed.
 """
 
@@ -15,11 +15,11 @@ import tempfile
 import numpy as np
 
 from course_utils.data import make_linear_data
-from course_utils.exercises import NONE_HINT, Exercise, Prediction
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, bind
 from course_utils.messages import lazy, t
 
 LR, MOMENTUM = 0.1, 0.9  # the optimizer of notebook 11's resume section
-CASE_NAMES = {  # 11.1's checkpoint files, as a message names them (the keys are what the code compares)
+CASE_NAMES = {  # 11.2's checkpoint files, as a message names them (the keys are what the code compares)
     "complete": lazy("complete"),
     "with optimizer state": lazy("with optimizer state"),
     "missing dense.bias": lazy("missing dense.bias"),
@@ -147,19 +147,8 @@ def _check_resume(answer):
              want_b=expected[1], got_w=got[0], got_b=got[1], lr=LR, momentum=MOMENTUM)
 
 
-load_or_fail = Exercise("11.1", _check_load_or_fail, hints=[
-    lazy("load_param_into_net does not raise for a missing key: look at what it returns"),
-    lazy("ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns (params_not_loaded, "
-         "ckpt_not_loaded); only the first list means the net is incomplete"),
-])
-resume = Exercise("11.2", _check_resume, hints=[
-    lazy("an exact resume needs the optimizer's state too, and the same hyper-parameters as the first run"),
-    lazy("build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and TrainOneStepCell, load "
-         "the checkpoint into the train cell before its first step, then call it `steps` times on (X, Y)"),
-])
-
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 missing_key = Prediction(
-    "11.3",
     lazy("A checkpoint holds dense.weight but no dense.bias. You load it into a fresh MinimalNet with "
          "ms.load_param_into_net(net, ckpt, strict_load=True). What happens?"),
     {"a": (lazy("an error naming dense.bias: strict_load refuses an incomplete file"),
@@ -169,14 +158,23 @@ missing_key = Prediction(
                 "(['dense.bias'], [])"),
            lazy("load_param_into_net never raises for a missing key, strict or not: it returns (params_not_loaded, "
                 "ckpt_not_loaded), and only reading the first list tells you that the bias is still its initial "
-                "value. That is why exercise 11.1 checks it")),
+                "value. That is why exercise 11.2 checks it")),
      "c": (lazy("nothing is loaded: a file that does not cover the whole net is skipped, and both keep their "
                 "initial values"),
            lazy("loading is entry by entry: every parameter that has an entry gets its value, here the weight. "
                 "Only the bias is left as it was"))},
     answer="b")
+load_or_fail = Exercise(_check_load_or_fail, hints=[
+    lazy("load_param_into_net does not raise for a missing key: look at what it returns"),
+    lazy("ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns (params_not_loaded, "
+         "ckpt_not_loaded); only the first list means the net is incomplete"),
+])
+resume = Exercise(_check_resume, hints=[
+    lazy("an exact resume needs the optimizer's state too, and the same hyper-parameters as the first run"),
+    lazy("build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and TrainOneStepCell, load "
+         "the checkpoint into the train cell before its first step, then call it `steps` times on (X, Y)"),
+])
 flipped_bit = Prediction(
-    "11.4",
     lazy("One bit of the stored weight in net.ckpt (saved without crc_check) is flipped: the lowest exponent bit, "
          "which doubles or halves the number. What does ms.load_checkpoint('flipped.ckpt') do?"),
     {"a": (lazy("it raises ValueError: the file may be corrupted"),
@@ -190,3 +188,5 @@ flipped_bit = Prediction(
            lazy("a .ckpt has a checksum only when it was saved with crc_check=True; this one has none, so there is "
                 "nothing to mismatch and nothing to warn about"))},
     answer="b")
+
+bind(globals())

@@ -10,12 +10,12 @@ import numpy as np
 from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number
+from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number, bind
 from course_utils.messages import lazy, t
 
 TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
-FIXED_SCALE = 128.0  # the loss scale of exercise 12.4
-CHECK_STEPS = 20  # steps the checker of 12.4 trains the learner's cell for
+FIXED_SCALE = 128.0  # the loss scale of exercise 12.6
+CHECK_STEPS = 20  # steps the checker of 12.6 trains the learner's cell for
 
 
 def _power_of_two(answer, what):
@@ -129,22 +129,8 @@ def _check_fixed_scale_fix(answer):
     return None
 
 
-smallest_update = Exercise("12.1", _check_smallest_update, hints=[
-    lazy("float16 cannot represent every number: how far apart are its numbers near 1?"),
-    lazy("float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway"),
-])
-largest_scale = Exercise("12.2", _check_largest_scale, hints=[
-    lazy("the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite"),
-    lazy("compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf"),
-])
-fixed_scale_fix = Exercise("12.4", _check_fixed_scale_fix, hints=[
-    lazy("with a fixed loss scale, something must divide the gradients by it again before the update"),
-    lazy("nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update"),
-])
-
-
-# ---- 12.3 a loss-scaled train step -------------------------------------------------------------------
-STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 12.3 check
+# ---- 12.5 a loss-scaled train step -------------------------------------------------------------------
+STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 12.5 check
 
 
 def _scaled_step_data():
@@ -263,18 +249,16 @@ def _check_scaled_step(answer):
     return None
 
 
-scaled_step = ScaffoldExercise("12.3", _check_scaled_step, hints=[
-    lazy("five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale "
-         "and update only if they are finite, adjust the scale"),
-    lazy("forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "
-         "optimizer.parameters); in train_step: finite = ms.amp.all_finite(grads), then `if finite:` unscale the "
-         "gradients and call optimizer(grads); always loss_scaler.adjust(finite); return (unscaled loss, finite)"),
-])
-
-
 # ---- predictions --------------------------------------------------------------------------------------
+
+
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
+smallest_update = Exercise(_check_smallest_update, hints=[
+    lazy("float16 cannot represent every number: how far apart are its numbers near 1?"),
+    lazy("float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway"),
+])
 param_dtype = Prediction(
-    "12.5", lazy("After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "
+    lazy("After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "
                  "parameters (weight and bias) float16?"),
     {"a": (lazy("at O2 and O3, the levels that run whole cells in float16"),
            lazy("O2 and O3 do make the layers compute in float16 (their outputs are float16), which is why it is "
@@ -288,7 +272,7 @@ param_dtype = Prediction(
                 "where it is not rounded away (the 100 updates of 1e-4 above); only the computation uses float16"))},
     answer="c")
 fp16_gradients = Prediction(
-    "12.6", lazy("The loss is multiplied by 2**-24. What gradients does the O3 (all float16) network give, "
+    lazy("The loss is multiplied by 2**-24. What gradients does the O3 (all float16) network give, "
                  "compared with float32's?"),
     {"a": (lazy("float32's gradients times 2**-24, rounded to about three digits"),
            lazy("that would hold if every number of the backward pass fitted float16; but the backward pass first "
@@ -302,3 +286,20 @@ fp16_gradients = Prediction(
            lazy("inf comes from overflow, numbers too large (above 65504); here the numbers are too small, and a "
                 "too-small number becomes 0, silently, with no NaN to warn you"))},
     answer="b")
+largest_scale = Exercise(_check_largest_scale, hints=[
+    lazy("the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite"),
+    lazy("compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf"),
+])
+scaled_step = ScaffoldExercise(_check_scaled_step, hints=[
+    lazy("five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale "
+         "and update only if they are finite, adjust the scale"),
+    lazy("forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "
+         "optimizer.parameters); in train_step: finite = ms.amp.all_finite(grads), then `if finite:` unscale the "
+         "gradients and call optimizer(grads); always loss_scaler.adjust(finite); return (unscaled loss, finite)"),
+])
+fixed_scale_fix = Exercise(_check_fixed_scale_fix, hints=[
+    lazy("with a fixed loss scale, something must divide the gradients by it again before the update"),
+    lazy("nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update"),
+])
+
+bind(globals())

@@ -6,7 +6,7 @@ Every check works on nets, data and settings of its own (not the notebook's spir
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_array, as_number
+from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_array, as_number, bind
 from course_utils.messages import lazy, t
 
 # The checker's own points for 16.1: a grid over [-1.5, 1.5]^2.
@@ -240,7 +240,11 @@ class _PairExercise(Exercise):
         return super().evaluate(answer)
 
 
-mlp_class = ScaffoldExercise("16.1", _check_mlp_class, hints=[
+# ---- predictions --------------------------------------------------------------------------------------
+
+
+# ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
+mlp_class = ScaffoldExercise(_check_mlp_class, hints=[
     lazy("MinimalNet is one Dense layer: it can only draw straight lines between classes. What has to sit between "
          "two Dense layers so that the boundary can bend?"),
     lazy("a hidden layer: Dense(2, hidden), a nonlinearity such as nn.ReLU(), Dense(hidden, hidden), ReLU again, "
@@ -248,14 +252,14 @@ mlp_class = ScaffoldExercise("16.1", _check_mlp_class, hints=[
     lazy("self.body = nn.SequentialCell(nn.Dense(2, hidden), nn.ReLU(), nn.Dense(hidden, hidden), nn.ReLU(), "
          "nn.Dense(hidden, classes)) in __init__, and construct returns self.body(x)"),
 ])
-loss_and_metrics = _PairExercise("16.2", _check_loss_and_metrics, hints=[
+loss_and_metrics = Exercise(_check_loss_and_metrics, hints=[
     lazy("the labels are class numbers (0, 1, 2) and the net gives one score per class: which loss of notebook 10 "
          "compares scores with class numbers, and which metric counts the right answers?"),
     lazy("nn.SoftmaxCrossEntropyWithLogits with sparse=True (labels as class numbers) and reduction='mean'; the "
          "metric is called 'accuracy'"),
     lazy("answer = (nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'), {'accuracy', 'loss'})"),
-])
-train_function = ScaffoldExercise("16.3", _check_train_function, hints=[
+], parts=2)
+train_function = ScaffoldExercise(_check_train_function, hints=[
     lazy("the pieces of notebook 07 (or 09): an optimizer, the loss you are given, a step, and two loops, over "
          "epochs and over batches"),
     lazy("optimizer = nn.Adam(net.trainable_params(), learning_rate=lr); grad_fn = ms.value_and_grad(forward, None, "
@@ -265,16 +269,14 @@ train_function = ScaffoldExercise("16.3", _check_train_function, hints=[
          "loss_fn, optimizer).train(epochs, ds.NumpySlicesDataset({'x': x, 'y': y}, "
          "shuffle=False).batch(batch_size), dataset_sink_mode=False)"),
 ])
-accuracy_function = ScaffoldExercise("16.4", _check_accuracy_function, hints=[
+accuracy_function = ScaffoldExercise(_check_accuracy_function, hints=[
     lazy("the net gives one score per class and point; the predicted class is the one with the highest score. What "
          "fraction of the points gets its own label?"),
     lazy("scores = net(Tensor(x)).asnumpy() has one row per point; scores.argmax(axis=1) are the predicted classes"),
     lazy("return float(np.mean(net(Tensor(x)).asnumpy().argmax(axis=1) == y))"),
 ])
-
-# ---- predictions --------------------------------------------------------------------------------------
 resume_exact = Prediction(
-    "16.5", lazy("A run of 12 epochs is stopped after epoch 5 and resumed from last.ckpt (weights, Adam's moments, "
+    lazy("A run of 12 epochs is stopped after epoch 5 and resumed from last.ckpt (weights, Adam's moments, "
                  "the epoch and the early-stop state) with --resume. How do its final weights compare with a run "
                  "that was never stopped?"),
     {"a": (lazy("bitwise identical"),
@@ -289,7 +291,7 @@ resume_exact = Prediction(
                 "project's EpochBatches derives each epoch's order from (seed, epoch), so it cannot restart"))},
     answer="a")
 amp_speed = Prediction(
-    "16.6", lazy("The same training with mixed precision O3 (the whole net in float16) on this laptop CPU: how does "
+    lazy("The same training with mixed precision O3 (the whole net in float16) on this laptop CPU: how does "
                  "a training step compare with O0 (float32)?"),
     {"a": (lazy("about twice as fast: half the bits to move"),
            lazy("that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none and emulates "
@@ -301,3 +303,5 @@ amp_speed = Prediction(
            lazy("the emulation converts at the edges of each kernel, it does not compute bit by bit: a few more "
                 "kernels per step, not a different order of cost"))},
     answer="b")
+
+bind(globals())

@@ -1,20 +1,21 @@
 """Reference solutions of notebook 01 (see course_utils/solutions/__init__.py)."""
 
-# %% 01.1 nb01.param_count
+
+# %% param_count
 layer = nn.Dense(3, 2)
 answer = sum(int(np.prod(p.shape)) for p in layer.trainable_params())  # weight 2x3 + bias 2
 
 nb01.param_count.check(answer)
 
 
-# %% 01.2 nb01.to_float32
+# %% to_float32
 answer = nb01.X64.astype(np.float32)
 
 nb01.to_float32.check(answer)
 print(net(Tensor(answer)).shape)
 
 
-# %% 01.3 nb01.dense_twice
+# %% dense_twice
 class DenseTwice(nn.Cell):
     def __init__(self):
         super().__init__()
@@ -28,19 +29,7 @@ answer = DenseTwice
 nb01.dense_twice.check(answer)
 
 
-# %% 01.4 nb01.float64_input
-answer = "c"
-
-nb01.float64_input.check(answer)
-
-
-# %% 01.5 nb01.asnumpy_view
-answer = "b"
-
-nb01.asnumpy_view.check(answer)
-
-
-# %% 01.6 nb01.predict
+# %% predict
 def predict(net, values):
     batch = np.asarray(values, dtype=np.float32).reshape(-1, 1)  # float32, one sample per row
     return net(Tensor(batch)).asnumpy().ravel()

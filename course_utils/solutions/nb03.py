@@ -1,6 +1,15 @@
 """Reference solutions of notebook 03 (see course_utils/solutions/__init__.py)."""
 
-# %% 03.2 nb03.learning_rate
+
+# %% least_squares
+A = np.hstack([x, np.ones_like(x)]).astype(np.float64)
+(w_fit, b_fit), *_ = np.linalg.lstsq(A, y.astype(np.float64).ravel(), rcond=None)
+answer = (w_fit, b_fit)
+
+nb03.least_squares.check(answer)
+
+
+# %% learning_rate
 x2, y2 = nb03.exercise_data()
 fit2 = least_squares(x2, y2)
 converging = []
@@ -17,27 +26,7 @@ answer = converging[len(converging) // 2]  # one from the middle of the window
 nb03.learning_rate.check(answer)
 
 
-# %% 03.1 nb03.least_squares
-A = np.hstack([x, np.ones_like(x)]).astype(np.float64)
-(w_fit, b_fit), *_ = np.linalg.lstsq(A, y.astype(np.float64).ravel(), rcond=None)
-answer = (w_fit, b_fit)
-
-nb03.least_squares.check(answer)
-
-
-# %% 03.3 nb03.loss_before_update
-answer = "b"
-
-nb03.loss_before_update.check(answer)
-
-
-# %% 03.4 nb03.just_above_bound
-answer = "c"
-
-nb03.just_above_bound.check(answer)
-
-
-# %% 03.5 nb03.train_loop
+# %% train_loop
 def train_momentum(net, x, y, lr, steps):
     optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9)
     grad_fn = ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None, optimizer.parameters)

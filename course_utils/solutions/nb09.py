@@ -1,6 +1,7 @@
 """Reference solutions of notebook 09 (see course_utils/solutions/__init__.py)."""
 
-# %% 09.1 nb09.keep_best
+
+# %% keep_best
 class KeepBest(Callback):
     """In model.fit: keep the weights of the epoch with the lowest validation mse; put them back at the end."""
 
@@ -25,7 +26,7 @@ answer = KeepBest
 nb09.keep_best.check(answer)
 
 
-# %% 09.2 nb09.stop_below
+# %% stop_below
 class StopBelow(Callback):
     def __init__(self, threshold):
         super().__init__()
@@ -47,7 +48,7 @@ answer = StopBelow
 nb09.stop_below.check(answer)
 
 
-# %% 09.3 nb09.rmse_metric
+# %% rmse_metric
 class RMSE(Metric):
     def __init__(self):
         super().__init__()
@@ -68,15 +69,3 @@ class RMSE(Metric):
 answer = RMSE
 
 nb09.rmse_metric.check(answer)
-
-
-# %% 09.4 nb09.eval_loss_meaning
-answer = "c"  # a new loss accumulator for every validation batch: only the last batch's loss is left
-
-nb09.eval_loss_meaning.check(answer)
-
-
-# %% 09.5 nb09.plateau_under_train
-answer = "c"  # no validation under model.train: eval_loss never appears, a hidden warning each epoch
-
-nb09.plateau_under_train.check(answer)

@@ -1,6 +1,7 @@
 """Reference solutions of notebook 13 (see course_utils/solutions/__init__.py)."""
 
-# %% 13.1 nb13.faster_mode
+
+# %% faster_mode
 def faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s):
     return "graph" if compile_s + n_steps * graph_step_s < n_steps * pynative_step_s else "pynative"
 
@@ -10,30 +11,13 @@ answer = faster_mode
 nb13.faster_mode.check(answer)
 
 
-# %% 13.2 nb13.compiles
+# %% compiles
 answer = 4  # 0.5 (new), 0.5 (seen), 0.25 (new value), first Tensor (new), Tensor (same shape), new shape
 
 nb13.compiles.check(answer)
 
 
-# %% 13.4 nb13.graph_act
-class WithActFixed(nn.Cell):
-    def __init__(self, use_relu):
-        super().__init__()
-        self.dense = nn.Dense(1, 1)
-        self.act = nn.ReLU() if use_relu else nn.Identity()  # or an if statement with the lambda on its own line
-
-    def construct(self, x):
-        return self.act(self.dense(x))
-
-
-answer = WithActFixed
-
-nb13.graph_act.check(answer)
-assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check should restore the mode"
-
-
-# %% 13.3 nb13.schedule_train
+# %% schedule_train
 def train_with_schedule(net, loss_fn, x, y, schedule):
     params = net.trainable_params()
 
@@ -60,13 +44,18 @@ answer = train_with_schedule
 nb13.schedule_train.check(answer)
 
 
-# %% 13.5 nb13.same_weights
-answer = "a"
+# %% graph_act
+class WithActFixed(nn.Cell):
+    def __init__(self, use_relu):
+        super().__init__()
+        self.dense = nn.Dense(1, 1)
+        self.act = nn.ReLU() if use_relu else nn.Identity()  # or an if statement with the lambda on its own line
 
-nb13.same_weights.check(answer)
+    def construct(self, x):
+        return self.act(self.dense(x))
 
 
-# %% 13.6 nb13.rebound_optimizer
-answer = "b"
+answer = WithActFixed
 
-nb13.rebound_optimizer.check(answer)
+nb13.graph_act.check(answer)
+assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check should restore the mode"

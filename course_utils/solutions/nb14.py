@@ -1,30 +1,7 @@
 """Reference solutions of notebook 14 (see course_utils/solutions/__init__.py)."""
 
-# %% 14.4 nb14.batched_pipeline
-def batched_pipeline(x, y, batch_size, transform):
-    dataset = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False)
-    dataset = dataset.batch(batch_size)  # keeps the last, partial batch (drop_remainder=False)
-    return dataset.map(operations=transform, input_columns=["x"])  # now once per batch
 
-
-answer = batched_pipeline
-
-nb14.batched_pipeline.check(answer)
-
-
-# %% 14.2 nb14.workers_for_waiting
-answer = "b"
-
-nb14.workers_for_waiting.check(answer)
-
-
-# %% 14.3 nb14.sink_on_cpu
-answer = "c"
-
-nb14.sink_on_cpu.check(answer)
-
-
-# %% 14.1 nb14.reading_pipeline
+# %% reading_pipeline
 class Rows:
     """A random-access source: row i is load(i), as reading the i-th file would give it."""
 
@@ -46,3 +23,15 @@ def reading_pipeline(load, n, batch_size):
 answer = reading_pipeline
 
 nb14.reading_pipeline.check(answer)
+
+
+# %% batched_pipeline
+def batched_pipeline(x, y, batch_size, transform):
+    dataset = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False)
+    dataset = dataset.batch(batch_size)  # keeps the last, partial batch (drop_remainder=False)
+    return dataset.map(operations=transform, input_columns=["x"])  # now once per batch
+
+
+answer = batched_pipeline
+
+nb14.batched_pipeline.check(answer)

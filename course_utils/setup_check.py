@@ -46,6 +46,23 @@ def read_pins(path=REQUIREMENTS):
     return pins
 
 
+DISTRIBUTION = "mindspore-training-course"  # this course as an installed package (pyproject.toml)
+
+
+def learner_pins(path=REQUIREMENTS):
+    """The pins of ``path``; in an installed copy without the clone's requirements.txt, the same pins from the
+    installed course's metadata (pyproject.toml takes its dependencies from requirements.txt)."""
+    if Path(path) == REQUIREMENTS and not REQUIREMENTS.is_file():
+        try:
+            required = metadata.requires(DISTRIBUTION) or []
+        except metadata.PackageNotFoundError:
+            required = []
+        pins = dict(m.groups() for m in map(_PIN.match, required) if m)
+        if pins:
+            return pins
+    return read_pins(path)
+
+
 def check_python(version_info=None):
     """Return a problem message, or None when the Python version is supported."""
     version = tuple(version_info or sys.version_info)[:2] if not isinstance(version_info, (str, int)) else ()
@@ -139,7 +156,7 @@ def run(requirements=REQUIREMENTS, out=None, contributor=False):
     python_problem = check_python()
     if python_problem:
         problems.append(python_problem)
-    groups = [(lazy("Packages for the notebooks:"), read_pins(requirements), NOTEBOOK_INSTALL)]
+    groups = [(lazy("Packages for the notebooks:"), learner_pins(requirements), NOTEBOOK_INSTALL)]
     if contributor:
         tools = {k: v for k, v in read_pins(CONTRIBUTOR_REQUIREMENTS).items() if k not in groups[0][1]}
         groups.append((lazy("Packages for contributors:"), tools, CONTRIBUTOR_INSTALL))

@@ -59,7 +59,10 @@ def main(args=None):
     parser.add_argument("--lang", choices=sorted(NOTEBOOKS), default="en",
                         help="the app's language: en (default) or zh (中文版)")
     options = parser.parse_args(args)
-    argv, env = voila_command(options.port, open_browser=not options.no_browser, lang=options.lang)
+    try:
+        argv, env = voila_command(options.port, open_browser=not options.no_browser, lang=options.lang)
+    except ValueError as err:
+        parser.exit(2, f"serve: {err}\n")
     os.execve(argv[0], argv, env)
 
 

@@ -33,9 +33,12 @@ import ast
 import inspect
 import numbers
 import os
+import signal
 import textwrap
+import threading
 import traceback
 import types
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -146,6 +149,37 @@ def name_the_mistake(got, oracle, mistakes, same=close, **fields):
             raise Incorrect(t(why, **fields))
 
 
+# ---- a time bound on the learner's code ---------------------------------------------------------------------
+TIME_LIMIT = 300.0  # seconds a check may run the learner's code; the slowest reference takes about 20 s
+
+
+class _TimeUp(BaseException):
+    """Raised into the learner's code when a check has run longer than its bound (not an Exception, so the
+    learner's own ``except Exception`` cannot swallow it)."""
+
+
+@contextmanager
+def _time_bound(seconds):
+    """Interrupt the block after ``seconds`` (a SIGALRM timer; only in the main thread of a system that has it,
+    as in a Jupyter kernel on Linux or macOS; elsewhere, no bound)."""
+    usable = (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+              and seconds and seconds > 0)
+    if not usable:
+        yield
+        return
+
+    def time_up(_signum, _frame):
+        raise _TimeUp()
+
+    previous = signal.signal(signal.SIGALRM, time_up)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 # ---- the verdict ---------------------------------------------------------------------------------------------
 class CheckResult:
     """The verdict of one check: ``status`` is one of NOT_ATTEMPTED, INCORRECT, CORRECT."""
@@ -203,6 +237,7 @@ class Exercise:
         self._checker = checker
         self.hints = _hints(hints)
         self.parts = parts
+        self.time_limit = TIME_LIMIT
         self.name, self.key, self.notebook = name, None, None
 
     @property
@@ -224,9 +259,18 @@ class Exercise:
         if answer is None:
             return CheckResult(INCORRECT, t("incorrect: your answer is None. {hint}", hint=t(NONE_HINT)))
         try:
-            problem = self._checker(answer)
+            with _time_bound(self.time_limit):
+                problem = self._checker(answer)
         except Incorrect as wrong:
             problem = str(wrong)
+        except _TimeUp:
+            return CheckResult(INCORRECT, t("incorrect: your code was still running after {seconds:g} s, so the "
+                                            "check stopped it. That usually means an endless loop (a `while` whose "
+                                            "condition never changes) or a dataset iterated without end; run your "
+                                            "code on a small case by itself first", seconds=self.time_limit))
+        except KeyboardInterrupt:
+            return CheckResult(INCORRECT, t("incorrect: the check was interrupted (Kernel > Interrupt) before it "
+                                            "finished; if your code runs for ever, run it on a small case by itself"))
         except Exception as exc:  # the learner's code failed inside the check: report it, don't raise
             where = traceback.extract_tb(exc.__traceback__)[-1]
             return CheckResult(INCORRECT, t("your answer raised {error}: {exc} (at line {lineno}: {line})",

@@ -147,3 +147,43 @@ def test_both_languages_get_both_editions(tmp_path):
         assert 'os.environ["COURSE_LANG"] = "zh"' in first.source
         if kind == "student":
             assert EDITION_LINE in first.source
+
+
+def test_a_check_of_code_that_runs_for_ever_stops_with_a_verdict():
+    import time
+
+    ex = Exercise(lambda function: function(), hints=["a nudge", "closer"], name="99.3")
+    ex.time_limit = 0.3
+
+    def forever():
+        while True:
+            try:
+                time.sleep(0.01)
+            except Exception:  # a learner's catch-all does not swallow the bound
+                pass
+
+    started = time.monotonic()
+    result = ex.evaluate(forever)
+    assert result.status == INCORRECT and "still running after 0.3 s" in result.message, result.message
+    assert time.monotonic() - started < 5
+    assert ex.evaluate(lambda: None).status == CORRECT  # the timer is off again: a quick answer is unaffected
+    time.sleep(0.4)  # no alarm left behind
+
+
+def test_only_the_scaffolds_own_placeholder_means_not_attempted():
+    from course_utils.exercises import unfinished
+
+    def indexing(scores):
+        return scores[..., :1]
+
+    def scaffold(scores):
+        ...
+
+    def placeholder_argument(net):
+        return dict(metrics=...)
+
+    def unfinished_tuple(x):
+        return ..., x
+
+    assert not unfinished(indexing)
+    assert unfinished(scaffold) and unfinished(placeholder_argument) and unfinished(unfinished_tuple)

@@ -139,7 +139,7 @@ def close(got, want, rtol=1e-4, atol=1e-5):
     return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
 
 
-def name_the_mistake(got, oracle, mistakes, same=close, **fields):
+def name_the_mistake(got, /, oracle, mistakes, same=close, **fields):
     """Raise :class:`Incorrect` with the message of the first typical mistake that explains ``got``.
 
     ``mistakes`` is a list of ``(settings, message)``: ``oracle(**settings)`` computes what that mistake gives
@@ -147,6 +147,38 @@ def name_the_mistake(got, oracle, mistakes, same=close, **fields):
     for settings, why in mistakes:
         if same(got, oracle(**settings)):
             raise Incorrect(t(why, **fields))
+
+
+# ---- what a learner's error says ----------------------------------------------------------------------------
+# Where MindSpore's messages turn from the learner to the framework developer (the C++ call stack, the compiled
+# graph's position, the analyze_fail.ir dump): a check's message stops there.
+_DEVELOPER_PARTS = ("- C++ Call Stack:", "- The Traceback of Net Construct Code", "FunctionGraph ID :",
+                    "NodeInfo: In file", "The function call stack", "(See file '", "------------------------")
+_LIBRARIES = ("site-packages", "dist-packages", f"{os.sep}course_utils{os.sep}")
+
+
+def brief_error(exc, limit=300):
+    """The part of an exception's message a learner can act on: MindSpore's developer sections (C++ call
+    stack, graph positions, the analyze_fail.ir path) cut, on one line, at most ``limit`` characters."""
+    lines = str(exc).strip().splitlines()
+    while lines and (not lines[0].strip() or set(lines[0].strip()) == {"-"}
+                     or (lines[0].startswith("- ") and lines[0].rstrip().endswith(":"))):
+        lines = lines[1:]  # a leading banner: "-----", "- Framework Unexpected Exception Raised:"
+    text = "\n".join(lines)
+    for marker in _DEVELOPER_PARTS:
+        if marker in text:
+            text = text[:text.index(marker)]
+    text = " ".join(line.strip() for line in text.strip().strip("-").splitlines() if line.strip())
+    text = text or type(exc).__name__
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _learner_frame(exc):
+    """The innermost frame of the traceback in the learner's own code (not MindSpore's, numpy's or the
+    course's), or the innermost frame if there is none."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [frame for frame in frames if not any(part in frame.filename for part in _LIBRARIES)]
+    return (own or frames)[-1]
 
 
 # ---- a time bound on the learner's code ---------------------------------------------------------------------
@@ -272,9 +304,10 @@ class Exercise:
             return CheckResult(INCORRECT, t("incorrect: the check was interrupted (Kernel > Interrupt) before it "
                                             "finished; if your code runs for ever, run it on a small case by itself"))
         except Exception as exc:  # the learner's code failed inside the check: report it, don't raise
-            where = traceback.extract_tb(exc.__traceback__)[-1]
+            where = _learner_frame(exc)
             return CheckResult(INCORRECT, t("your answer raised {error}: {exc} (at line {lineno}: {line})",
-                                            error=type(exc).__name__, exc=exc, lineno=where.lineno, line=where.line))
+                                            error=type(exc).__name__, exc=brief_error(exc), lineno=where.lineno,
+                                            line=where.line))
         if problem is None:
             return CheckResult(CORRECT, t("correct!"))
         return CheckResult(INCORRECT, t("incorrect: {problem}", problem=problem))

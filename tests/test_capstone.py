@@ -108,6 +108,21 @@ BAD_RUNS = [
      "train.batch_size must be an int from 1 to 1000000, got the text '32'"),
     (lambda d: ["--ckpt-dir", d / "r", "--epochs", "0"], 2, "train.epochs must be an int from 1 to 100000"),
     (lambda d: ["--ckpt-dir", d / "r", "--workers", "0"], 2, "--workers must be from 1 to 32, got 0"),
+    (lambda d: ["--ckpt-dir", d / "r", "--workers", "-2"], 2, "--workers must be from 1 to 32, got -2"),
+    (lambda d: ["--ckpt-dir", d / "r", "--nodes", "2"], 2, "--nodes 2 needs --workers N"),
+    (lambda d: ["--ckpt-dir", d / "r", "--workers", "1", "--nodes", "2"], 2,
+     "--workers (1) must be a multiple of --nodes (2)"),
+    (lambda d: ["--ckpt-dir", d / "r", "--workers", "4", "--nodes", "3"], 2,
+     "--workers (4) must be a multiple of --nodes (3)"),
+    (lambda d: ["--ckpt-dir", d / "r", "--epochs", "3", "--stop-after", "4"], 2,
+     "--stop-after 4 is beyond the run's last epoch (train.epochs: 3)"),
+    (lambda d: ["--resume", d / "earlier", "--config", d / "my.yaml"], 2, "--config cannot be combined with it"),
+    (lambda d: ["--resume", d / "earlier", "--epochs", "9"], 2, "--epochs cannot be combined with it"),
+    (lambda d: ["--resume", d / "earlier", "--overwrite"], 2, "--overwrite cannot be combined with it"),
+    (lambda d: ["--resume", d / "earlier", "--amp", "O1"], 2, "--amp cannot be combined with it"),
+    (lambda d: ["--rubric", "--ckpt-dir", d / "r"], 2, "--rubric prints the rules and takes no other option"),
+    (lambda d: ["--ckpt-dir", d / "r", "--_worker"], 2, "--_worker is set by the msrun launch"),
+    (lambda d: ["--ckpt-dir", d / "r", "--epochs", "x"], 2, "argument --epochs: invalid int value: 'x'"),
     (lambda d: ["--ckpt-dir", d / "r", "--workers", "3"], 2,
      "with --workers 3, train.batch_size (32) and the last batch (24 of data.n_train 600) must divide by 3"),
     (lambda d: ["--ckpt-dir", d / "r", "--workers", "2", "--nodes", "3"], 2,
@@ -132,9 +147,13 @@ def test_bad_command_lines_fail_with_their_message(tmp_path, capsys, index):
     (tmp_path / "earlier" / "report.json").write_text("{}")
     argv = [str(a) for a in arguments(tmp_path)]
     before = sorted(p.name for p in tmp_path.rglob("*"))
-    assert capstone_train.main(argv) == code
+    try:
+        assert capstone_train.main(argv) == code
+    except SystemExit as exit_:  # argparse's own errors
+        assert exit_.code == code
     err = capsys.readouterr().err
     assert err.startswith("python -m capstone.train: error: ") and text in err, err
+    assert err.count("\n") == 1, f"one line: {err!r}"
     assert sorted(p.name for p in tmp_path.rglob("*")) == before, "nothing is written"
 
 
@@ -168,8 +187,8 @@ def test_splits_and_epoch_order():
 # ---- real runs -------------------------------------------------------------------------------------------
 def test_a_run_writes_its_report_figure_and_checkpoints(full_run):
     run_dir, out = full_run
-    assert sorted(p.name for p in run_dir.iterdir()) == ["best.ckpt", "config.yaml", "history.json", "last.ckpt",
-                                                         "report.json", "report.png"]
+    assert sorted(p.name for p in run_dir.iterdir()) == ["best.ckpt", "checksums.sha256", "config.yaml",
+                                                         "history.json", "last.ckpt", "report.json", "report.png"]
     assert "epoch   8/8 [####################]" in out.stdout and "done: held-out accuracy" in out.stdout
     report = json.loads((run_dir / "report.json").read_text())
     assert {key: type(value) for key, value in report.items()} == REPORT_KEYS
@@ -223,6 +242,11 @@ def test_two_workers_on_two_rehearsed_nodes_equal_one_process(full_run, tmp_path
     assert gap < 1e-4, f"the all-reduced mean of two half batches is the full batch up to rounding; gap {gap}"
     one, two = (json.loads((d / "report.json").read_text()) for d in (run_dir, tmp_path / "dp"))
     assert two["workers"] == 2 and two["test_accuracy"] == one["test_accuracy"]
+    # the recorded training loss is the mean over both workers' half batches: the one process's loss
+    history = [json.loads((d / "history.json").read_text()) for d in (run_dir, tmp_path / "dp")]
+    for single_row, parallel_row in zip(*history, strict=True):
+        assert abs(single_row["train_loss"] - parallel_row["train_loss"]) < 1e-5, (single_row, parallel_row)
+        assert abs(single_row["val_loss"] - parallel_row["val_loss"]) < 1e-4
     assert abs(two["test_loss"] - one["test_loss"]) < 1e-4
 
 

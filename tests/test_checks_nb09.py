@@ -1,20 +1,33 @@
-"""The exercises of notebook 09 accept the reference solutions and reject typical wrong answers."""
+"""Notebook 09's checks: the settings tell the rules apart, and the named mistakes are named."""
 
 import os
 
 os.environ.setdefault("GLOG_v", "3")
 
+import mindspore as ms  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from mindspore import Tensor, ops  # noqa: E402
 from mindspore.train import Callback, Metric  # noqa: E402
+from reference_solutions import reference  # noqa: E402
 
 from course_utils.checks import nb09  # noqa: E402
 from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED  # noqa: E402
 
 
-# ---- 09.3 KeepBest ----------------------------------------------------------------------------------
-class KeepBestReference(Callback):
+def message(exercise, answer, status=INCORRECT):
+    result = exercise.evaluate(answer)
+    assert result.status == status, result.message
+    return result.message
+
+
+@pytest.mark.parametrize("ex", [nb09.keep_best, nb09.stop_below, nb09.rmse_metric], ids=lambda ex: ex.key)
+def test_the_reference_passes(ex):
+    assert reference(ex, Callback=Callback, Metric=Metric)[1].startswith("[ok]")
+
+
+# ---- 09.3 KeepBest: one compact reference, with a hook for each mistake -------------------------------
+class KeepBest(Callback):
     def on_train_begin(self, run_context):
         self.best, self.saved = np.inf, {}
 
@@ -34,64 +47,8 @@ class KeepBestReference(Callback):
             ops.assign(p, Tensor(self.saved[p.name]))
 
 
-class KeepBestWithSetData(KeepBestReference):
-    """Also right: after training, set_data is safe (the PyNative trap is about training afterwards)."""
-
-    def on_train_end(self, run_context):
-        for p in run_context.original_args().network.trainable_params():
-            p.set_data(Tensor(self.saved[p.name]))
-
-
-class WithoutCopies(KeepBestReference):
-    def _snapshot(self, cb_params):
-        return {p.name: p.asnumpy() for p in cb_params.network.trainable_params()}  # shares memory
-
-
-class NeverRestores(KeepBestReference):
-    def on_train_end(self, run_context):
-        pass
-
-
-class WatchesEvalLoss(KeepBestReference):
-    def _score(self, cb_params):
-        return cb_params.eval_results["eval_loss"]
-
-
-class WatchesTrainingLoss(KeepBestReference):
-    def _score(self, cb_params):
-        return float(cb_params.net_outputs.asnumpy())
-
-
-class KeepsTheWorst(KeepBestReference):
-    def _score(self, cb_params):
-        return -cb_params.eval_results["mse"]
-
-
-class OldStyleHooks(Callback):
-    def epoch_end(self, run_context):
-        pass
-
-
-class Scaffold(Callback):  # the notebook's scaffold, untouched
-    def on_train_begin(self, run_context):
-        self.best_mse, self.best_weights = float("inf"), None
-
-    def on_train_epoch_end(self, run_context):
-        mse = ...
-        if mse < self.best_mse:
-            ...
-
-    def on_train_end(self, run_context):
-        ...
-
-
-class HalfDone(Scaffold):
-    def on_train_epoch_end(self, run_context):
-        cb_params = run_context.original_args()
-        mse = cb_params.eval_results["mse"]
-        if mse < self.best_mse:
-            self.best_mse = mse
-            self.best_weights = {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}
+def keep_best_variant(**methods):
+    return type("Variant", (KeepBest,), methods)
 
 
 def test_keep_best_settings_tell_the_rules_apart():
@@ -110,102 +67,64 @@ def test_keep_best_settings_tell_the_rules_apart():
     assert len(set(best)) == len(best)
 
 
-@pytest.mark.parametrize("answer", [KeepBestReference, KeepBestWithSetData])
-def test_keep_best_accepts_correct_answers(answer):
-    result = nb09.keep_best.evaluate(answer)
-    assert result.status == CORRECT, result.message
+def test_keep_best_accepts_set_data_after_training():  # the PyNative trap is about training afterwards
+    def on_train_end(self, run_context):
+        for p in run_context.original_args().network.trainable_params():
+            p.set_data(Tensor(self.saved[p.name]))
+
+    message(nb09.keep_best, keep_best_variant(on_train_end=on_train_end), CORRECT)
+
+
+def _wrong_shape_restore(self, run_context):
+    for p in run_context.original_args().network.trainable_params():
+        ops.assign(p, Tensor([1.0, 2.0, 3.0], ms.float32))
 
 
 @pytest.mark.parametrize("wrong, text", [
-    (WithoutCopies, "the last epoch's weights"),
-    (NeverRestores, "the last epoch's weights"),
-    (WatchesEvalLoss, "where eval_loss is lowest"),
-    (WatchesTrainingLoss, "the training loss (net_outputs)"),
-    (KeepsTheWorst, "the net ends with the weights of epoch"),
-    (OldStyleHooks, "defines a 1.x method"),
-    (KeepBestReference(), "not an instance"),
+    (keep_best_variant(_snapshot=lambda self, cb: {p.name: p.asnumpy() for p in cb.network.trainable_params()}),
+     "the last epoch's weights"),  # no copies: asnumpy() shares memory with the Parameter
+    (keep_best_variant(on_train_end=lambda self, run_context: None), "the last epoch's weights"),
+    (keep_best_variant(_score=lambda self, cb: cb.eval_results["eval_loss"]), "where eval_loss is lowest"),
+    (keep_best_variant(_score=lambda self, cb: float(cb.net_outputs.asnumpy())), "the training loss (net_outputs)"),
+    (keep_best_variant(_score=lambda self, cb: -cb.eval_results["mse"]), "the net ends with the weights of epoch"),
+    (type("OldStyle", (Callback,), {"epoch_end": lambda self, run_context: None}), "defines a 1.x method"),
+    (keep_best_variant(on_train_end=_wrong_shape_restore), "MindSpore raised ValueError: For 'Assign'"),
+    (KeepBest(), "(answer = KeepBest, the class itself, not an instance)"),
     (Metric, "derived from mindspore.train.Callback"),
-    ("KeepBest", "derived from mindspore.train.Callback"),
 ])
-def test_keep_best_rejects_wrong_answers(wrong, text):
-    result = nb09.keep_best.evaluate(wrong)
-    assert result.status == INCORRECT and text in result.message, result.message
+def test_keep_best_names_the_mistake(wrong, text):
+    got = message(nb09.keep_best, wrong)
+    assert text in got and "C++" not in got and "----" not in got, got
 
 
-@pytest.mark.parametrize("answer", [Scaffold, HalfDone, ...])
-def test_keep_best_scaffold_is_not_attempted(answer):
-    assert nb09.keep_best.evaluate(answer).status == NOT_ATTEMPTED
+def test_keep_best_half_written_scaffold_is_not_attempted():
+    class HalfDone(Callback):  # on_train_epoch_end written, on_train_end still the scaffold's
+        def on_train_epoch_end(self, run_context):
+            self.best_weights = {p.name: p.asnumpy() for p in run_context.original_args().network.get_parameters()}
+
+        def on_train_end(self, run_context):
+            ...
+
+    assert nb09.keep_best.evaluate(HalfDone).status == NOT_ATTEMPTED
 
 
-# ---- predictions 09.1, 09.2 -----------------------------------------------------------------------
-@pytest.mark.parametrize("prediction", [nb09.eval_loss_meaning, nb09.plateau_under_train])
-def test_predictions_explain_every_option(prediction):
-    assert prediction.evaluate(...).status == NOT_ATTEMPTED
-    for letter, (_text, why) in prediction.options.items():
-        result = prediction.evaluate(letter)
-        assert (result.status == CORRECT) == (letter == prediction.answer) and why in result.message
-
-
-# ---- 09.4 ----------------------------------------------------------------------------------------
-def _step_losses(run_context):
+# ---- 09.4 StopBelow -------------------------------------------------------------------------------
+def _step_loss(run_context):
     return float(run_context.original_args().net_outputs.asnumpy())
 
 
-class StopBelow(Callback):  # the reference solution of the notebook
+class Threshold(Callback):  # stops never
     def __init__(self, threshold):
         super().__init__()
         self.threshold = threshold
 
-    def on_train_epoch_begin(self, run_context):
-        self.losses = []
 
-    def on_train_step_end(self, run_context):
-        self.losses.append(_step_losses(run_context))
-
-    def on_train_epoch_end(self, run_context):
-        if np.mean(self.losses) < self.threshold:
+def stop_when(hook, condition):
+    def method(self, run_context):
+        if condition(self, run_context):
             run_context.request_stop()
 
-
-class StopOnLastStep(Callback):  # like History: the last step's loss, not the epoch's mean
-    def __init__(self, threshold):
-        super().__init__()
-        self.threshold = threshold
-
-    def on_train_epoch_end(self, run_context):
-        if _step_losses(run_context) < self.threshold:
-            run_context.request_stop()
-
-
-class StopOnAnyStep(Callback):  # stops in the middle of an epoch
-    def __init__(self, threshold):
-        super().__init__()
-        self.threshold = threshold
-
-    def on_train_step_end(self, run_context):
-        if _step_losses(run_context) < self.threshold:
-            run_context.request_stop()
-
-
-class StopAfterThreeSteps(StopOnAnyStep):
-    def on_train_step_end(self, run_context):
-        if run_context.original_args().cur_step_num == 3:
-            run_context.request_stop()
-
-
-class NeverStops(StopBelow):
-    def on_train_epoch_end(self, run_context):
-        pass
-
-
-class OldStyleStop(Callback):  # the 1.x hook: model.fit refuses it
-    def __init__(self, threshold):
-        super().__init__()
-        self.threshold = threshold
-
-    def epoch_end(self, run_context):
-        if _step_losses(run_context) < self.threshold:
-            run_context.request_stop()
+    return type("Variant", (Threshold,), {hook: method})
 
 
 def test_stop_thresholds_tell_the_mean_from_the_last_step_with_margin():
@@ -219,28 +138,23 @@ def test_stop_thresholds_tell_the_mean_from_the_last_step_with_margin():
         assert abs(lasts[by_last - 1] - threshold) > 0.02 * threshold
 
 
-def test_stop_below_accepts_the_reference():
-    assert nb09.stop_below.evaluate(...).status == NOT_ATTEMPTED
-    result = nb09.stop_below.evaluate(StopBelow)
-    assert result.status == CORRECT, result.message
-
-
 @pytest.mark.parametrize("wrong, text", [
-    (StopOnLastStep, "last step"),
-    (StopOnAnyStep, "last step drops below it: average all the epoch's steps"),  # stops one epoch early here
-    (StopAfterThreeSteps, "middle of epoch 1"),
-    (NeverStops, "never stopped"),
-    (OldStyleStop, "1.x method"),
-    (StopBelow(0.1), "not an instance"),
+    (stop_when("on_train_epoch_end", lambda self, rc: _step_loss(rc) < self.threshold), "last step"),  # History's
+    (stop_when("on_train_step_end", lambda self, rc: _step_loss(rc) < self.threshold),
+     "last step drops below it: average all the epoch's steps"),  # stops in an epoch, one epoch early here
+    (stop_when("on_train_step_end", lambda self, rc: rc.original_args().cur_step_num == 3), "middle of epoch 1"),
+    (Threshold, "never stopped"),
+    (stop_when("epoch_end", lambda self, rc: _step_loss(rc) < self.threshold), "1.x method"),
+    (Threshold(0.1), "expected your class StopBelow(threshold) (answer = StopBelow, the class itself, not an "
+                     "instance)"),
     (Metric, "derived from mindspore.train.Callback"),
 ])
-def test_stop_below_rejects_wrong_answers(wrong, text):
-    result = nb09.stop_below.evaluate(wrong)
-    assert result.status == INCORRECT and text in result.message, result.message
+def test_stop_below_names_the_mistake(wrong, text):
+    assert text in message(nb09.stop_below, wrong)
 
 
-# ---- 09.5 ----------------------------------------------------------------------------------------
-class RMSE(Metric):  # the reference solution of the notebook
+# ---- 09.5 RMSE -----------------------------------------------------------------------------------
+class SumOfSquares(Metric):  # the reference's accumulation, with eval() left to the variants
     def __init__(self):
         super().__init__()
         self.clear()
@@ -253,11 +167,8 @@ class RMSE(Metric):  # the reference solution of the notebook
         self._n += error.size
         self._squared += np.sum(error ** 2)
 
-    def eval(self):
-        return float(np.sqrt(self._squared / self._n))
 
-
-class MeanOfBatchRMSE(RMSE):
+class MeanOfBatchRMSE(Metric):
     def clear(self):
         self._values = []
 
@@ -269,33 +180,27 @@ class MeanOfBatchRMSE(RMSE):
         return float(np.mean(self._values))
 
 
-class MeanSquaredError(RMSE):
-    def eval(self):
-        return self._squared / self._n
-
-
-class NoReset(RMSE):
-    def __init__(self):
-        super().__init__()
-        self._n, self._squared = 0, 0.0
-
-    def clear(self):
-        pass
-
-
-def test_rmse_metric_accepts_the_reference():
-    assert nb09.rmse_metric.evaluate(...).status == NOT_ATTEMPTED
-    result = nb09.rmse_metric.evaluate(RMSE)
-    assert result.status == CORRECT, result.message
+def _no_reset(self):
+    self.__dict__.setdefault("_n", 0)
+    self.__dict__.setdefault("_squared", 0.0)
 
 
 @pytest.mark.parametrize("wrong, text", [
     (MeanOfBatchRMSE, "average per-batch values"),
-    (MeanSquaredError, "square root"),
-    (NoReset, "clear()"),
-    (RMSE(), "not an instance"),
-    (StopBelow, "derived from mindspore.train.Metric"),
+    (type("MSE", (SumOfSquares,), {"eval": lambda self: self._squared / self._n}), "square root"),
+    (type("NoReset", (SumOfSquares,), {"clear": _no_reset, "eval": lambda self: np.sqrt(self._squared / self._n)}),
+     "reset in clear()"),
+    (type("Text", (SumOfSquares,), {"eval": lambda self: "0.5"}), "your metric's eval() must be a number, not text"),
+    (MeanOfBatchRMSE(), "expected your class RMSE() (answer = RMSE, the class itself, not an instance)"),
+    (Threshold, "derived from mindspore.train.Metric"),
 ])
-def test_rmse_metric_rejects_wrong_answers(wrong, text):
-    result = nb09.rmse_metric.evaluate(wrong)
-    assert result.status == INCORRECT and text in result.message, result.message
+def test_rmse_metric_names_the_mistake(wrong, text):
+    assert text in message(nb09.rmse_metric, wrong)
+
+
+def test_rmse_oracle_mistakes_differ_from_the_rmse():
+    batches = [(np.ones((n, 1), np.float32) * k, np.zeros((n, 1), np.float32)) for n, k in ((1, 3.0), (3, 1.0))]
+    assert nb09._numpy_rmse(batches) == pytest.approx(np.sqrt(12 / 4))  # (9 + 3) / 4 samples
+    assert nb09._numpy_rmse(batches, average="rmse") == pytest.approx(2.0)
+    assert nb09._numpy_rmse(batches, average="mse") == pytest.approx(np.sqrt(5.0))
+    assert nb09._numpy_rmse(batches, root=False) == pytest.approx(3.0)

@@ -1,25 +1,33 @@
-"""Notebook 16's checks: each accepts its reference and rejects typical mistakes with its own message."""
+"""Notebook 16's checks: the references pass, and typical mistakes are named, each with its own message."""
 
 import numpy as np
 import pytest
+from mindspore import Tensor, nn
+from reference_solutions import reference
 
 from course_utils.checks import nb16
-from course_utils.exercises import CORRECT, INCORRECT, NOT_ATTEMPTED
+from course_utils.exercises import CORRECT, INCORRECT
+
+
+# train_function's reference decorates its step with @ms.jit, which needs the source of the function: exec'd
+# outside a file it has none, so _train_model() below (written with Model) stands in for it.
+@pytest.mark.parametrize("ex", [nb16.mlp_class, nb16.loss_and_metrics, nb16.accuracy_function], ids=lambda ex: ex.key)
+def test_references_pass(ex):
+    assert reference(ex)[1].startswith("[ok]")
 
 
 def _mlp(kind="right"):
-    from mindspore import nn
-
     class MLP(nn.Cell):
         def __init__(self, hidden=32, classes=3):
             super().__init__()
             act = [] if kind == "linear" else [nn.ReLU()]
-            last = [nn.Softmax()] if kind == "softmax" else []
+            last = {"softmax": [nn.Softmax()], "relu last": [nn.ReLU()]}.get(kind, [])
             width = 32 if kind == "fixed width" else hidden
             out = 1 if kind == "one output" else classes
             layers = ([nn.Dense(2, out)] if kind == "one layer" else
                       [nn.Dense(2, width), *act, nn.Dense(width, width), *act, nn.Dense(width, out), *last])
-            self.body = nn.SequentialCell(*layers)
+            self.body = nn.SequentialCell(*(layers if kind != "linear then relu" else
+                                            [nn.Dense(2, hidden), nn.Dense(hidden, classes), nn.ReLU()]))
 
         def construct(self, x):
             return self.body(x)
@@ -27,57 +35,9 @@ def _mlp(kind="right"):
     return MLP
 
 
-def test_mlp_class_accepts_the_reference_and_names_mistakes():
-    assert nb16.mlp_class.evaluate(...).status == NOT_ATTEMPTED
-    assert nb16.mlp_class.evaluate(_mlp()).status == CORRECT
-    for kind, text in [("linear", "still a linear function of the point"), ("one layer", "add a hidden layer"),
-                       ("one output", "end with Dense(hidden, classes)"), ("softmax", "return the raw scores"),
-                       ("fixed width", "use `hidden` as the width")]:
-        result = nb16.mlp_class.evaluate(_mlp(kind))
-        assert result.status == INCORRECT and text in result.message, (kind, result.message)
-    assert "not an instance" in nb16.mlp_class.evaluate(_mlp()()).message
-    assert len(nb16.mlp_class.hints) == 3 and "SequentialCell(" not in nb16.mlp_class.hints[0]
-
-
-def test_mlp_scaffold_is_not_attempted():
-    from mindspore import nn
-
-    class MLP(nn.Cell):
-        def __init__(self, hidden=32, classes=3):
-            super().__init__()
-            self.body = ...
-
-        def construct(self, x):
-            return self.body(x)
-
-    assert nb16.mlp_class.evaluate(MLP).status == NOT_ATTEMPTED
-
-
-def test_loss_and_metrics():
-    from mindspore import nn
-
-    right = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    assert nb16.loss_and_metrics.evaluate((..., ...)).status == NOT_ATTEMPTED
-    assert nb16.loss_and_metrics.evaluate((right, ...)).status == NOT_ATTEMPTED
-    assert nb16.loss_and_metrics.evaluate((right, {"accuracy"})).status == CORRECT
-    assert nb16.loss_and_metrics.evaluate((nn.CrossEntropyLoss(), {"accuracy", "loss"})).status == CORRECT
-    for answer, text in [
-        ((nn.SoftmaxCrossEntropyWithLogits(sparse=False, reduction="mean"), {"accuracy"}), "needs sparse=True"),
-        ((nn.SoftmaxCrossEntropyWithLogits(sparse=True), {"accuracy"}), "reduction='mean'"),  # default: none
-        ((nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum"), {"accuracy"}), "the sum over the batch"),
-        ((nn.MSELoss(), {"accuracy"}), "the loss"),
-        ((right, {"mse"}), "has no 'accuracy'"),
-        ((right, "accuracy"), "metrics must be a set of names"),
-        (right, "expected the pair (loss_fn, metrics)"),
-    ]:
-        result = nb16.loss_and_metrics.evaluate(answer)
-        assert result.status == INCORRECT and text in result.message, (text, result.message)
-
-
 def _train_model(mistake=None):
     """train_model written with Model (the reference uses a jit loop), with one typical mistake or none."""
     import mindspore.dataset as ds
-    from mindspore import nn
     from mindspore.train import Model
 
     def train_model(net, loss_fn, x, y, lr, epochs, batch_size):
@@ -106,69 +66,64 @@ def test_train_oracle_moves_downhill():
     assert len(set(y.tolist())) == 3
 
 
-def test_train_function_accepts_the_reference():
-    result = nb16.train_function.evaluate(_train_model())
-    assert result.status == CORRECT, result.message
+def _right_accuracy(net, x, y):
+    return float(np.mean(net(Tensor(x)).asnumpy().argmax(axis=1) == y))
 
 
-@pytest.mark.parametrize("mistake, text", [
-    ("sgd", "plain SGD"),
-    ("drop last", "the last, smaller batch"),
-    ("full batch", "one full batch per epoch"),
-    ("one epoch", "that is 1 epoch"),
-    ("new net", "did not change: train the net you are given"),
-    ("shuffle", "without shuffling"),
-])
-def test_train_function_rejects(mistake, text):
-    result = nb16.train_function.evaluate(_train_model(mistake))
+RIGHT_LOSS = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+
+
+@pytest.mark.parametrize("ex, answer, text", [
+    (nb16.mlp_class, _mlp("linear"), "still a linear function of the point"),
+    (nb16.mlp_class, _mlp("one layer"), "add a hidden layer"),
+    (nb16.mlp_class, _mlp("one output"), "end with Dense(hidden, classes)"),
+    (nb16.mlp_class, _mlp("softmax"), "return the raw scores"),
+    (nb16.mlp_class, _mlp("fixed width"), "use `hidden` as the width"),
+    (nb16.mlp_class, _mlp("relu last"), "the scores are never negative"),
+    (nb16.mlp_class, _mlp("linear then relu"), "the scores are never negative"),  # a linear classifier, clipped
+    (nb16.mlp_class, _mlp()(), "not an instance"),
+    (nb16.mlp_class, type("MLP", (), {}), "must subclass nn.Cell"),
+    (nb16.loss_and_metrics, (nn.SoftmaxCrossEntropyWithLogits(sparse=False, reduction="mean"), {"accuracy"}),
+     "needs sparse=True"),
+    (nb16.loss_and_metrics, (nn.SoftmaxCrossEntropyWithLogits(sparse=True), {"accuracy"}), "reduction='mean'"),
+    (nb16.loss_and_metrics, (nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum"), {"accuracy"}),
+     "the sum over the batch"),
+    (nb16.loss_and_metrics, (nn.MSELoss(), {"accuracy"}), "the loss"),
+    (nb16.loss_and_metrics, (RIGHT_LOSS, {"mse"}), "has no 'accuracy'"),
+    (nb16.loss_and_metrics, (RIGHT_LOSS, "accuracy"), "metrics must be a set of names"),
+    (nb16.loss_and_metrics, RIGHT_LOSS, "expected the pair (loss_fn, metrics)"),
+    (nb16.train_function, _train_model("sgd"), "plain SGD"),
+    (nb16.train_function, _train_model("drop last"), "the last, smaller batch"),
+    (nb16.train_function, _train_model("full batch"), "one full batch per epoch"),
+    (nb16.train_function, _train_model("one epoch"), "that is 1 epoch"),
+    (nb16.train_function, _train_model("new net"), "did not change: train the net you are given"),
+    (nb16.train_function, _train_model("shuffle"), "without shuffling"),
+    (nb16.accuracy_function, lambda net, x, y: float(np.sum(net(Tensor(x)).asnumpy().argmax(1) == y)),
+     "number of correct predictions"),
+    (nb16.accuracy_function, lambda net, x, y: 100 * _right_accuracy(net, x, y), "is a percentage"),
+    (nb16.accuracy_function, lambda net, x, y: net(Tensor(x)).asnumpy().argmax(1) == y, "returned an array"),
+    (nb16.accuracy_function, lambda net, x, y: float(np.mean(net(Tensor(x)).asnumpy().argmax(0)[:1] == y)),
+     "argmax of the scores"),
+    (nb16.accuracy_function, lambda net, x, y: float("nan"), "finite number"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_typical_mistakes_are_named(ex, answer, text):
+    result = ex.evaluate(answer)
     assert result.status == INCORRECT and text in result.message, result.message
 
 
+@pytest.mark.parametrize("ex, answer", [
+    (nb16.mlp_class, _mlp()), (nb16.loss_and_metrics, (RIGHT_LOSS, {"accuracy"})),
+    (nb16.loss_and_metrics, (nn.CrossEntropyLoss(), {"accuracy", "loss"})), (nb16.train_function, _train_model()),
+], ids=lambda v: None)
+def test_other_right_answers_pass(ex, answer):
+    result = ex.evaluate(answer)
+    assert result.status == CORRECT, result.message
+
+
 def test_train_function_is_not_fooled_by_inputs_or_constants():
-    for answer in (lambda net, loss_fn, x, y, lr, epochs, batch_size: net, lambda *args: None,
-                   lambda *args: nb16.train_oracle(), "train_model", 0.01):
+    for answer in (lambda net, loss_fn, x, y, lr, epochs, batch_size: net, lambda *args: nb16.train_oracle()):
         assert nb16.train_function.evaluate(answer).status == INCORRECT
 
 
-def _train_stub(net, loss_fn, x, y, lr, epochs, batch_size):
-    optimizer = ...
-    return optimizer
-
-
-def test_train_function_scaffold_is_not_attempted():
-    assert nb16.train_function.evaluate(_train_stub).status == NOT_ATTEMPTED
-
-
-def test_accuracy_function():
-    from mindspore import Tensor
-
-    def right(net, x, y):
-        return float(np.mean(net(Tensor(x)).asnumpy().argmax(axis=1) == y))
-
-    assert nb16.accuracy_function.evaluate(right).status == CORRECT
-    mistakes = [
-        (lambda net, x, y: float(np.sum(net(Tensor(x)).asnumpy().argmax(1) == y)), "number of correct predictions"),
-        (lambda net, x, y: 100 * right(net, x, y), "is a percentage"),
-        (lambda net, x, y: net(Tensor(x)).asnumpy().argmax(1) == y, "returned an array"),
-        (lambda net, x, y: float(np.mean(net(Tensor(x)).asnumpy().argmax(0)[:1] == y)), "argmax of the scores"),
-        (lambda net, x, y: float("nan"), "finite number"),
-        (lambda net, x, y: "0.9", "not text"),
-    ]
-    for answer, text in mistakes:
-        result = nb16.accuracy_function.evaluate(answer)
-        assert result.status == INCORRECT and text in result.message, (text, result.message)
-
-    def stub(net, x, y):
-        scores = ...
-        return scores
-
-    assert nb16.accuracy_function.evaluate(stub).status == NOT_ATTEMPTED
-
-
-@pytest.mark.parametrize("prediction, right", [(nb16.resume_exact, "a"), (nb16.amp_speed, "b")])
-def test_predictions_explain_every_option(prediction, right):
-    assert prediction.evaluate(right).status == CORRECT
-    for letter, (_text, why) in prediction.options.items():
-        if letter != right:
-            result = prediction.evaluate(letter)
-            assert result.status == INCORRECT and why in result.message
+def test_the_first_hint_does_not_give_the_net_away():
+    assert "SequentialCell(" not in nb16.mlp_class.hints[0]

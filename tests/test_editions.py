@@ -10,6 +10,7 @@ import importlib
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from make_editions import ASKED, EDITION_LINE, SOLUTION_TAG, asked_expression, make_edition
 
@@ -187,3 +188,46 @@ def test_only_the_scaffolds_own_placeholder_means_not_attempted():
 
     assert not unfinished(indexing)
     assert unfinished(scaffold) and unfinished(placeholder_argument) and unfinished(unfinished_tuple)
+
+
+def test_a_learners_mindspore_error_is_shown_without_the_developer_sections():
+    import mindspore as ms
+    from mindspore import Tensor, nn
+
+    def forward(net):
+        return net(Tensor(np.ones((2, 3), np.float32)))  # a Dense(1, 1) fed 3 features
+
+    ex = Exercise(lambda function: function(nn.Dense(1, 1)), hints=["a nudge", "closer"], name="99.4")
+    message = ex.evaluate(forward).message
+    assert message.startswith("your answer raised ") and "return net(Tensor(" in message, message
+    for banner in ("C++ Call Stack", "analyze_fail.ir", "----", "\n"):
+        assert banner not in message, message
+    assert ms is not None
+
+
+def test_unfinished_looks_at_classes_and_functions_only():
+    from course_utils.exercises import unfinished
+
+    class Done:
+        def method(self):
+            return 1
+
+    class Todo(Done):
+        def other(self):
+            ...
+
+    assert not unfinished(Done) and unfinished(Todo) and not unfinished(type("Empty", (), {}))
+    assert not unfinished(lambda g: None) and unfinished(lambda g: ...)
+    assert not unfinished(print) and not unfinished(3)
+
+
+def test_brief_error_keeps_the_message_under_a_leading_banner():
+    from course_utils.exercises import brief_error
+
+    banner = ("----------------------------------------------------\n- Framework Unexpected Exception Raised:\n"
+              "----------------------------------------------------\nThe pointer is null.\n\n"
+              "----------------------------------------------------\n- C++ Call Stack: (For framework developers)\n"
+              "----------------------------------------------------\nmindspore/core/x.cc:12 Foo\n")
+    assert brief_error(RuntimeError(banner)) == "The pointer is null."
+    assert brief_error(ValueError("For 'MatMul', bad.\n(See file '/x/rank_0/om/analyze_fail.ir' for more)")) == \
+        "For 'MatMul', bad."

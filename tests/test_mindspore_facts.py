@@ -100,3 +100,52 @@ def test_in_graph_mode_set_data_reaches_the_step(tmp_path, monkeypatch):
     finally:
         ms.set_context(mode=previous)
     assert used == [0.1, 0.1, 0.01, 0.01]
+
+
+def test_jit_compiles_once_per_python_number_and_once_for_a_tensor():
+    """Notebook 05 section 1 times it; here the compile cache counts it."""
+    from mindspore.graph import api as graph_api
+
+    @ms.jit
+    def step(theta, lr):
+        return theta - lr * theta
+
+    theta = Tensor(np.ones((2, 1), np.float32))
+    before = len(graph_api.ms_compile_cache)
+    for value in (0.021, 0.022, 0.023):
+        step(theta, value)
+    floats = len(graph_api.ms_compile_cache) - before
+    for value in (0.021, 0.022, 0.023):
+        step(theta, Tensor(value, ms.float32))
+    assert (floats, len(graph_api.ms_compile_cache) - before - floats) == (3, 1)
+
+
+def test_eval_loss_is_made_anew_for_every_validation_batch():
+    """Notebook 09 section 4: eval_loss is the last batch's loss."""
+    source = inspect.getsource(ms.train.Model._eval_process)
+    assert source.index('get_metric_fn("loss")') > source.index("for next_element in dataset_helper")
+
+
+def test_early_stopping_writes_no_checkpoint_and_the_loaders_use_no_pickle():
+    """Notebook 11 sections 5 and 7."""
+    import mindspore.parallel.transform_safetensors as safetensors_loader
+    from mindspore.train import EarlyStopping
+
+    assert "save_checkpoint" not in inspect.getsource(EarlyStopping)
+    for module in (ms.train.serialization, safetensors_loader):
+        assert "pickle" not in inspect.getsource(module), module.__name__
+
+
+def test_msrun_and_init_as_notebook_15_describes_them():
+    from mindspore.communication import init
+    from mindspore.parallel.cluster.process_entity._api import _ProcessManager
+
+    assert "if self.join:" in inspect.getsource(_ProcessManager.run)  # msrun waits only with --join
+    rule = [line.strip() for line in inspect.getsource(_ProcessManager._get_node_id_and_log_path).splitlines()
+            if "node_id =" in line and "node_rank" in line]
+    assert rule == ["node_id = self.node_rank * self.local_worker_num + index"]
+    source = inspect.getsource(init)
+    chosen = {device: source.split(f'device_target == "{device}":')[1].split('"')[1]
+              for device in ("Ascend", "GPU", "CPU")}
+    assert chosen == {"Ascend": "hccl", "GPU": "nccl", "CPU": "mccl"}
+    assert "mpirun -output-filename" in ms.ops.operations.comm_ops._HostAllGather.__doc__  # docs still use mpirun

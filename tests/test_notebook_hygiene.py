@@ -164,3 +164,27 @@ def test_only_msrun_launches_run_in_the_first_pass_only(nb):
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and "first-pass-only" in _tags(cell):
             assert "launch(" in cell.source, f"cell {i} is first-pass-only but launches no msrun job"
+
+
+# A lesson shows MindSpore's public behaviour; facts read from its private names or source live in
+# tests/test_mindspore_facts.py (a patch release may change them; a learner should not meet them).
+PRIVATE = [re.compile(r"\b(?:mindspore|ms|nn|ops|Model|Tensor|Parameter)(?:\.\w+)*\._(?!_)\w+"),  # ms.log._get_logger
+           re.compile(r"\bfrom mindspore[\w.]*\._\w+"),  # from mindspore.parallel...._api import
+           re.compile(r"\bms_compile_cache\b")]
+
+
+def test_lesson_cells_use_no_private_mindspore_names(nb):
+    found = [f"cell {i}: {line.strip()}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+             for line in cell.source.splitlines() if any(p.search(line) for p in PRIVATE)]
+    assert not found, "private MindSpore names or source in lesson cells (move the fact to " \
+        "tests/test_mindspore_facts.py):\n" + "\n".join(found)
+
+
+def test_the_private_name_guard_catches_what_it_should():
+    caught = ["logger = ms.log._get_logger()", "inspect.getsource(Model._eval_process)",
+              "from mindspore.parallel.cluster.process_entity._api import _ProcessManager",
+              "ms.ops.operations.comm_ops._HostAllGather.__doc__", "len(graph_api.ms_compile_cache)"]
+    allowed = ["self._n += y_true.size", "y = self._convert_data(inputs[1])", "nn.ClipByNorm.__doc__",
+               "inspect.signature(EarlyStopping).parameters", "ms.set_device.__doc__"]
+    assert all(any(p.search(line) for p in PRIVATE) for line in caught)
+    assert not any(p.search(line) for p in PRIVATE for line in allowed)

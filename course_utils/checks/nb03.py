@@ -1,12 +1,24 @@
 """Exercises of notebook 03 (TrainOneStepCell, the training loop, least squares)."""
 
+import functools
+
 import numpy as np
 
 from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
 from course_utils.data import make_linear_data
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number, bind
+from course_utils.exercises import (
+    Exercise,
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    bind,
+    close,
+    name_the_mistake,
+    number,
+    series,
+)
 from course_utils.messages import lazy, t
 
 
@@ -20,17 +32,14 @@ def exercise_data():
     return x, y
 
 
-EXERCISE_LINE = (3.0, -1.0)  # the line exercise_data() was made from
 EXERCISE_STEPS = 150  # on exercise_data() 100 steps converge for no learning rate; 150 do for about 0.49-0.66
 COURSE_WINDOW = (0.37, 0.78)  # the learning rates that converge in 100 steps on the course data (section 5)
 
 
 def _check_learning_rate(answer):
-    lr, problem = as_number(answer, t("the learning rate"))
-    if problem:
-        return problem
+    lr = number(answer, t("the learning rate"))
     if lr <= 0:
-        return t("a learning rate must be positive, got {lr:g}", lr=lr)
+        raise Incorrect(t("a learning rate must be positive, got {lr:g}", lr=lr))
     x, y = exercise_data()
     ws, bs, _ = oracles.gradient_descent(x, y, lr, EXERCISE_STEPS)
     w, b = ws[-1], bs[-1]
@@ -40,42 +49,35 @@ def _check_learning_rate(answer):
         carried = t(" ({lr:g} converges on the course data, but the window moves with the data: here x lies "
                     "between 0.3 and 1.1)", lr=lr)
     if not (np.isfinite(w) and np.isfinite(b)) or abs(w) > 100:
-        return t("lr={lr:g} diverges on this data: after {steps} steps w = {w:.3g}{carried}. Try a smaller one",
-                 lr=lr, steps=EXERCISE_STEPS, w=w, carried=carried)
+        raise Incorrect(t("lr={lr:g} diverges on this data: after {steps} steps w = {w:.3g}{carried}. Try a smaller "
+                          "one", lr=lr, steps=EXERCISE_STEPS, w=w, carried=carried))
     path = np.vstack([[0.0, 0.0], np.stack([ws, bs], axis=1)])
     if oracles.steps_to_converge(path, (target_w, target_b)) is not None:
-        return None
+        return
     fields = dict(lr=lr, w=w, b=b, steps=EXERCISE_STEPS, tol=oracles.CONVERGED, target_w=target_w,
                   target_b=target_b, carried=carried)
     if lr > 0.95 * 2.0 / oracles.lambda_max(x):
-        return t("lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {steps} steps: not within {tol} of the "
-                 "least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a smaller one", **fields)
-    return t("lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {steps} steps: not within {tol} of the "
-             "least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a larger one", **fields)
+        raise Incorrect(t("lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {steps} steps: not within {tol} of the "
+                          "least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a smaller one", **fields))
+    raise Incorrect(t("lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {steps} steps: not within {tol} of the "
+                      "least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a larger one", **fields))
 
 
 def _check_least_squares(answer):
     if not isinstance(answer, (tuple, list, np.ndarray)) and not hasattr(answer, "asnumpy"):
-        return t("expected a pair (w, b) of numbers, got {answer}", answer=shown(answer))
-    if hasattr(answer, "asnumpy"):
-        answer = answer.asnumpy()
-    pair = list(answer.ravel()) if isinstance(answer, np.ndarray) else list(answer)
-    if len(pair) != 2:
-        return t("expected a pair (w, b): two numbers, got {n} values", n=len(pair))
-    (w, problem_w), (b, problem_b) = as_number(pair[0], "w"), as_number(pair[1], "b")
-    if problem_w or problem_b:
-        return t("expected a pair (w, b) of finite numbers: {problem}", problem=problem_w or problem_b)
+        raise Incorrect(t("expected a pair (w, b) of numbers, got {answer}", answer=shown(answer)))
+    w, b = series(answer, t("your pair (w, b)"), 2)
     x, y = make_linear_data()
     w_ls, b_ls = oracles.least_squares(x, y)
     if (w, b) == (2.0, 0.0):
-        return t("(2, 0) is the line the data was made from; least squares fits the noisy samples, so it differs "
-                 "a little")
-    w_no_bias = float(np.sum(x * y) / np.sum(x * x))
-    if abs(w - w_no_bias) < 1e-6:
-        return t("that slope fits a line through the origin; add a column of ones to the design matrix for the bias")
+        raise Incorrect(t("(2, 0) is the line the data was made from; least squares fits the noisy samples, so it "
+                          "differs a little"))
+    if abs(w - float(np.sum(x * y) / np.sum(x * x))) < 1e-6:
+        raise Incorrect(t("that slope fits a line through the origin; add a column of ones to the design matrix for "
+                          "the bias"))
     if not (abs(w - w_ls) <= 1e-4 and abs(b - b_ls) <= 1e-4):
-        return t("({w:.5f}, {b:.5f}) is not the least-squares solution of y ≈ w*x + b on the course data", w=w, b=b)
-    return None
+        raise Incorrect(t("({w:.5f}, {b:.5f}) is not the least-squares solution of y ≈ w*x + b on the course data",
+                          w=w, b=b))
 
 
 # ---- 03.5: a training loop with nn.Momentum ----------------------------------------------------------
@@ -99,84 +101,57 @@ def momentum_descent(x, y, lr, steps, start, momentum=MOMENTUM):
     return losses, ws, bs, after
 
 
-def _series(value, what, n):
-    """A float64 array of n finite numbers from a list/tuple of numbers, an array or a Tensor, or a message."""
-    if isinstance(value, (list, tuple)):
-        numbers = []
-        for item in value:
-            number, problem = as_number(item, t("each entry of {what}", what=what))
-            if problem:
-                return None, problem
-            numbers.append(number)
-        arr = np.array(numbers, dtype=np.float64)
-    else:
-        arr, problem = as_array(value, what)
-        if problem:
-            return None, problem
-        arr = arr.ravel() if arr.ndim == 2 and 1 in arr.shape else arr
-    if arr.shape != (n,):
-        return None, t("{what} should hold one number per step, {n}, got shape {shape}", what=what, n=n,
-                       shape=arr.shape)
-    if not np.all(np.isfinite(arr)):
-        return None, t("{what} holds NaN or inf", what=what)
-    return arr, None
-
-
-def _close(a, b):
-    return np.allclose(a, b, rtol=1e-4, atol=1e-5)
-
-
 def _check_train_loop(answer):
-    if not callable(answer) or isinstance(answer, type):
-        return t("expected a function train_momentum(net, x, y, lr, steps) (answer = train_momentum, without "
-                 "calling it), got {answer}", answer=shown(answer))
     for x, y, lr, steps, start in LOOP_CASES:
         call = f"train_momentum(net, x, y, lr={lr}, steps={steps})"
-        got = answer(one_neuron(*start), x, y, lr, steps)
-        if got is None:
-            return t("{call} returned None. {hint}", call=call, hint=t(NONE_HINT))
+        net = one_neuron(*start)
+        got = train_loop.call(answer, net, x, y, lr, steps)
         if not isinstance(got, (tuple, list)) or len(got) != 3:
-            return t("{call} should return three lists (losses, ws, bs), got {got}", call=call, got=shown(got))
-        series = []
-        for value, what in zip(got, ("losses", "ws", "bs")):
-            arr, problem = _series(value, what, steps)
-            if problem:
-                return t("{fn}: {why}", fn=call, why=problem)
-            series.append(arr)
-        losses, ws, bs = series
+            raise Incorrect(t("{call} should return three lists (losses, ws, bs), got {got}", call=call,
+                              got=shown(got)))
+        try:
+            losses, ws, bs = (series(value, what, steps) for value, what in zip(got, ("losses", "ws", "bs")))
+        except Incorrect as why:
+            raise Incorrect(t("{fn}: {why}", fn=call, why=why)) from None
         want_losses, want_ws, want_bs, want_after = momentum_descent(x, y, lr, steps, start)
-        if _close(ws, want_ws) and _close(bs, want_bs):
-            if _close(losses, want_losses):
-                continue
-            if _close(losses, want_after):
-                return t("{call}: your losses are those after each update; record the loss the step computed, "
-                         "before the update (what grad_fn or the train cell returned)", call=call)
-            return t("{call}: w and b are right, but the losses are not the MSE before each step: {first}...",
-                     call=call, first=losses[:3].round(5))
-        sgd_losses, sgd_ws, sgd_bs, _ = momentum_descent(x, y, lr, steps, start, momentum=0.0)
-        if _close(ws, sgd_ws) and _close(bs, sgd_bs):
-            return t("{call} follows plain SGD: use nn.Momentum(net.trainable_params(), learning_rate=lr, "
-                     "momentum=0.9)", call=call)
-        if np.allclose(ws, start[0]) and np.allclose(bs, start[1]):
-            return t("{call}: w and b never changed: call optimizer(grads) after computing the gradients", call=call)
-        if steps > 1 and np.all(ws == ws[-1]) and not np.allclose(want_ws, want_ws[-1]):
-            return t("{call}: every recorded w is {w:.5f}, the same value: you recorded views that training "
-                     "kept overwriting. Record net.dense.weight.asnumpy().item() (a Python float) or a .copy()",
-                     call=call, w=ws[-1])
-        if _close(ws, np.r_[start[0], want_ws[:-1]]) and _close(bs, np.r_[start[1], want_bs[:-1]]):
-            return t("{call}: you recorded w and b before each update; record them after the step", call=call)
-        k = int(np.argmax(~(np.isclose(ws, want_ws, rtol=1e-4, atol=1e-5) & np.isclose(bs, want_bs, rtol=1e-4,
-                                                                                         atol=1e-5))))
-        return t("{call}: after step {step} expected w = {want_w:.5f}, b = {want_b:.5f} (Momentum 0.9, "
-                 "learning rate {lr}), got w = {w:.5f}, b = {b:.5f}", call=call, step=k + 1, want_w=want_ws[k],
-                 want_b=want_bs[k], lr=lr, w=ws[k], b=bs[k])
-    return None
+        if close([ws, bs], [want_ws, want_bs]):
+            if close(losses, want_after):
+                raise Incorrect(t("{call}: your losses are those after each update; record the loss the step "
+                                  "computed, before the update (what grad_fn or the train cell returned)", call=call))
+            if not close(losses, want_losses):
+                raise Incorrect(t("{call}: w and b are right, but the losses are not the MSE before each step: "
+                                  "{first}...", call=call, first=losses[:3].round(5)))
+            trained = (net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item())
+            if not close(trained, (want_ws[-1], want_bs[-1])):
+                raise Incorrect(t("{call}: the numbers are right, but the net you were given was not trained (its w "
+                                  "and b end at {w:.5f}, {b:.5f}): train it with MindSpore, an nn.Momentum optimizer "
+                                  "updating net.trainable_params()", call=call, w=trained[0], b=trained[1]))
+            continue
+        oracle = functools.partial(momentum_descent, x=x, y=y, lr=lr, steps=steps, start=start)
+        name_the_mistake([ws, bs], oracle, same=lambda got, run: close(got, list(run[1:3])), call=call, mistakes=[
+            (dict(momentum=0.0), lazy("{call} follows plain SGD: use nn.Momentum(net.trainable_params(), "
+                                      "learning_rate=lr, momentum=0.9)")),
+            (dict(lr=0.0), lazy("{call}: w and b never changed: call optimizer(grads) after computing the "
+                                "gradients")),
+        ])
+        if steps > 1 and np.all(ws == ws[-1]):
+            raise Incorrect(t("{call}: every recorded w is {w:.5f}, the same value: you recorded views that training "
+                              "kept overwriting. Record net.dense.weight.asnumpy().item() (a Python float) or a "
+                              ".copy()", call=call, w=ws[-1]))
+        if close([ws, bs], [np.r_[start[0], want_ws[:-1]], np.r_[start[1], want_bs[:-1]]]):
+            raise Incorrect(t("{call}: you recorded w and b before each update; record them after the step",
+                              call=call))
+        k = int(np.argmax(~(np.isclose(ws, want_ws, rtol=1e-4, atol=1e-5) &
+                            np.isclose(bs, want_bs, rtol=1e-4, atol=1e-5))))
+        raise Incorrect(t("{call}: after step {step} expected w = {want_w:.5f}, b = {want_b:.5f} (Momentum 0.9, "
+                          "learning rate {lr}), got w = {w:.5f}, b = {b:.5f}", call=call, step=k + 1,
+                          want_w=want_ws[k], want_b=want_bs[k], lr=lr, w=ws[k], b=bs[k]))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 loss_before_update = Prediction(
-    lazy("train_net = nn.TrainOneStepCell(loss_net, optimizer). One call, train_net(X, Y), runs the "
-                 "forward pass, the gradients and the update. Which loss does it return?"),
+    lazy("train_net = nn.TrainOneStepCell(loss_net, optimizer). One call, train_net(X, Y), runs the forward pass, "
+         "the gradients and the update. Which loss does it return?"),
     {"a": (lazy("The loss after the update, with the new weights"),
            lazy("the step ends with the update, which makes this tempting; but the loss is computed in the "
                 "forward pass, before the gradients exist, and TrainOneStepCell does not run the net a second "
@@ -193,8 +168,8 @@ least_squares = Exercise(_check_least_squares, hints=[
     lazy("np.linalg.lstsq(np.hstack([x, np.ones_like(x)]), y, rcond=None)"),
 ])
 just_above_bound = Prediction(
-    lazy("On the course data, 100 SGD steps with lr = 0.75 converge (within 0.01 of the least-squares "
-                 "fit). What does lr = 0.81, only 8 % larger, do in 100 steps?"),
+    lazy("On the course data, 100 SGD steps with lr = 0.75 converge (within 0.01 of the least-squares fit). What "
+         "does lr = 0.81, only 8 % larger, do in 100 steps?"),
     {"a": (lazy("It converges too, a little sooner: each step is a little longer"),
            lazy("that holds below the bound, where a larger step means faster progress. But 0.81 is just above "
                 "2 / lambda_max, about 0.807 for this data: there the error along the steep direction grows at "
@@ -213,7 +188,7 @@ learning_rate = Exercise(_check_learning_rate, hints=[
     lazy("the window here is narrower than on the course data and lies between 0.45 and 0.7: sweep that range in "
          "steps of 0.02"),
 ])
-train_loop = Exercise(_check_train_loop, hints=[
+train_loop = FunctionExercise(_check_train_loop, signature="train_momentum(net, x, y, lr, steps)", hints=[
     lazy("start from section 2's loop (or the train function of section 3): the same steps, with another "
          "optimizer, and w and b recorded after each step"),
     lazy("optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9); grad_fn = "

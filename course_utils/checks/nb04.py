@@ -4,7 +4,16 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number, bind
+from course_utils.exercises import (
+    Exercise,
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    bind,
+    close,
+    name_the_mistake,
+    series,
+)
 from course_utils.messages import lazy, t
 from course_utils.minibatch import dataset_order
 from course_utils.oracles import minibatch_sgd
@@ -22,160 +31,140 @@ def pipeline_data():
     return x, y
 
 
-def _rows_of(batch):
-    """A batch's arrays as a list of numpy arrays, or None if it is not a list/tuple of Tensors or arrays."""
-    if isinstance(batch, dict):
-        batch = list(batch.values())
-    if not isinstance(batch, (list, tuple)):
-        return None
-    return [b.asnumpy() if hasattr(b, "asnumpy") else np.asarray(b) for b in batch]
+def _with_seed(seed, run):
+    """``run()`` with the dataset seed set to ``seed``, put back afterwards."""
+    import mindspore.dataset as ds
+
+    previous = ds.config.get_seed()
+    ds.config.set_seed(seed)
+    try:
+        return run()
+    finally:
+        ds.config.set_seed(previous)
 
 
 def _check_pipeline(answer):
     if not hasattr(answer, "create_tuple_iterator") or not hasattr(answer, "get_dataset_size"):
-        if hasattr(answer, "__next__"):
-            return t("expected a mindspore.dataset dataset (what .batch(...) returns), got an iterator; the check "
-                     "makes its own iterator, so give it the dataset itself")
-        return t("expected a mindspore.dataset dataset (what .batch(...) returns), got {kind}; the check makes its "
-                 "own iterator, so give it the dataset itself", kind=shown(answer))
-    import mindspore.dataset as ds
-
-    previous = ds.config.get_seed()
-    ds.config.set_seed(PIPELINE_SEED)
-    try:
-        batches = [_rows_of(b) for b in answer.create_tuple_iterator(num_epochs=1, output_numpy=True)]
-    finally:
-        ds.config.set_seed(previous)
+        raise Incorrect(t("expected a mindspore.dataset dataset (what .batch(...) returns), got {kind}; the check "
+                          "makes its own iterator, so give it the dataset itself",
+                          kind=t("an iterator") if hasattr(answer, "__next__") else shown(answer)))
+    batches = _with_seed(PIPELINE_SEED, lambda: [[np.asarray(column) for column in batch] for batch in
+                                                 answer.create_tuple_iterator(num_epochs=1, output_numpy=True)])
     if not batches:
-        return t("your dataset yields no batch at all")
-    if any(b is None or len(b) != 2 for b in batches):
-        return t("each batch should be the pair (x, y): two columns, got {n} column(s); build the "
-                 "dataset from {{'x': x3, 'y': y3}} (or a tuple (x3, y3))", n=len(batches[0]))
+        raise Incorrect(t("your dataset yields no batch at all"))
+    if any(len(b) != 2 for b in batches):
+        raise Incorrect(t("each batch should be the pair (x, y): two columns, got {n} column(s); build the "
+                          "dataset from {{'x': x3, 'y': y3}} (or a tuple (x3, y3))",
+                          n=next(len(b) for b in batches if len(b) != 2)))
     x3, y3 = pipeline_data()
     xs = [b[0] for b in batches]
     if xs[0].ndim < 2:
-        return t("the rows are not batched (first x has shape {shape}): add .batch({batch}, ...)", shape=xs[0].shape,
-                 batch=PIPELINE_BATCH)
-    sizes = [len(b) for b in xs]
+        raise Incorrect(t("the rows are not batched (first x has shape {shape}): add .batch({batch}, ...)",
+                          shape=xs[0].shape, batch=PIPELINE_BATCH))
     if any(b.shape[1:] != (1,) for b in xs):
-        return t("each x batch should have shape (16, 1), got {shape}", shape=xs[0].shape)
-    values = np.concatenate(xs).ravel()
+        raise Incorrect(t("each x batch should have shape (16, 1), got {shape}", shape=xs[0].shape))
+    values, sizes = np.concatenate(xs).ravel(), [len(b) for b in xs]
     if not np.all(np.isin(values, x3.ravel())):
-        return t("your batches hold rows that are not in nb04.pipeline_data(): build the dataset from x3, y3")
+        raise Incorrect(t("your batches hold rows that are not in nb04.pipeline_data(): build the dataset from x3, "
+                          "y3"))
     if len(set(values.tolist())) != len(values):
-        return t("a row appears twice in one epoch: use the dataset's own shuffle (shuffle=True), not a repeat")
+        raise Incorrect(t("a row appears twice in one epoch: use the dataset's own shuffle (shuffle=True), not a "
+                          "repeat"))
     if sizes[-1] < PIPELINE_BATCH and all(s == PIPELINE_BATCH for s in sizes[:-1]):
-        return t("the batches hold {sizes}: the last one is the partial rest of the 50 rows; "
-                 "drop it with drop_remainder=True", sizes=sizes)
+        raise Incorrect(t("the batches hold {sizes}: the last one is the partial rest of the 50 rows; drop it with "
+                          "drop_remainder=True", sizes=sizes))
     if any(s != PIPELINE_BATCH for s in sizes):
-        return t("every batch should hold {batch} rows, yours hold {sizes}", batch=PIPELINE_BATCH, sizes=sizes)
+        raise Incorrect(t("every batch should hold {batch} rows, yours hold {sizes}", batch=PIPELINE_BATCH,
+                          sizes=sizes))
     if np.array_equal(values, x3.ravel()[:len(values)]):
-        return t("the rows come in their original order: shuffle them (shuffle=True)")
-    ys = np.concatenate([b[1] for b in batches]).ravel()
+        raise Incorrect(t("the rows come in their original order: shuffle them (shuffle=True)"))
     where = {v: i for i, v in enumerate(x3.ravel().tolist())}
-    if not np.array_equal(ys, y3.ravel()[[where[v] for v in values.tolist()]]):
-        return t("x and y no longer belong together: shuffle the rows (the dataset's shuffle), not each column "
-                 "alone")
-    return None
+    rows = [np.array([where[v] for v in b.ravel().tolist()]) for b in xs]  # each batch's row numbers in x3
+    if all(np.all(np.diff(r) == 1) for r in rows):
+        raise Incorrect(t("each batch holds consecutive rows of x3: whole batches were shuffled (a shuffle after "
+                          ".batch). Shuffle the rows, then batch them: NumpySlicesDataset(..., shuffle=True).batch"
+                          "(16, ...)"))
+    if not np.array_equal(np.concatenate([b[1] for b in batches]).ravel(), y3.ravel()[np.concatenate(rows)]):
+        raise Incorrect(t("x and y no longer belong together: shuffle the rows (the dataset's shuffle), not each "
+                          "column alone"))
 
 
 # ---- 04.5: the native loop, mini-batch SGD over shuffled epochs ---------------------------------------------
-# (rows, batch_size, epochs, lr, seed, start): the checker's own problems; neither divides its rows evenly.
+# (x, y, lr, batch_size, epochs, seed, start): the checker's own problems; neither divides its rows evenly.
 _LOOP_X1 = np.linspace(-1.0, 1.0, 23, dtype=np.float32).reshape(-1, 1)
 _LOOP_X2 = np.linspace(0.0, 1.5, 40, dtype=np.float32).reshape(-1, 1)
 LOOP_CASES = [
     (_LOOP_X1, (0.8 * _LOOP_X1 + 0.3 + 0.05 * np.cos(4 * _LOOP_X1)).astype(np.float32), 0.2, 5, 3, 11, (0.5, -0.3)),
     (_LOOP_X2, (1.0 - 1.5 * _LOOP_X2).astype(np.float32), 0.15, 16, 2, 3, (-0.4, 0.2)),
 ]
+_LOOP_MISTAKES = [  # (how a mistake changes the batches the oracle steps on, what that mistake is)
+    ({"full_batch": True}, lazy("each step used all {n} rows; batch the dataset with .batch(batch_size)")),
+    ({"same_order": True},
+     lazy("every epoch took the batches in the same order: `for data in dataset` (or create_tuple_iterator() inside "
+          "the epoch loop) makes a new iterator each epoch, which starts from the same seed. Create one iterator "
+          "before the loop with dataset.create_tuple_iterator(num_epochs=epochs) and loop over it in every epoch")),
+    ({"shuffle": False}, lazy("the batches come in the rows' own order: build the dataset with shuffle=True")),
+    ({"drop_remainder": True}, lazy("you dropped the last, partial batch of each epoch ({taken} steps instead of "
+                                    "{steps}); keep it (drop_remainder=False, the default)")),
+]
 
 
-def _losses(value, what):
-    if isinstance(value, (list, tuple)):
-        numbers = []
-        for item in value:
-            number, problem = as_number(item, t("each entry of {what}", what=what))
-            if problem:
-                return None, problem
-            numbers.append(number)
-        return np.array(numbers, dtype=np.float64), None
-    return None, t("{what} should be a list with one number per step, got {value}", what=what, value=shown(value))
-
-
-def _close(a, b):
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-4, atol=1e-6))
-
-
-def _check_minibatch_loop(answer):
-    if not callable(answer) or isinstance(answer, type):
-        return t("expected a function train_minibatch(net, x, y, lr, batch_size, epochs) (answer = "
-                 "train_minibatch, without calling it), got {answer}", answer=shown(answer))
-    import mindspore.dataset as ds
-
+def _check_minibatch_loop(train_minibatch):
     for x, y, lr, batch_size, epochs, seed, start in LOOP_CASES:
-        n = len(x)
-        call = t("train_minibatch(net, x, y, lr={lr}, batch_size={batch_size}, epochs={epochs}) on {n} rows",
-                 lr=lr, batch_size=batch_size, epochs=epochs, n=n)
-        net = one_neuron(*start)
-        previous = ds.config.get_seed()
-        ds.config.set_seed(seed)
         try:
-            got = answer(net, x, y, lr, batch_size, epochs)
-        finally:
-            ds.config.set_seed(previous)
-        if got is None:
-            return t("{call} returned None. {hint}", call=call, hint=t(NONE_HINT))
-        losses, problem = _losses(got, t("the losses"))
-        if problem:
-            return t("{fn}: {why}", fn=call, why=problem)
-        if not np.all(np.isfinite(losses)):
-            return t("{call}: the losses hold NaN or inf", call=call)
-        w, b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
-        order = dataset_order(n, batch_size, epochs, seed=seed)
-        want_ws, want_bs, want = minibatch_sgd(x, y, lr, order, w=start[0], b=start[1])
-        steps = len(order)
-        if _close(losses, want) and abs(w - want_ws[-1]) < 1e-4 and abs(b - want_bs[-1]) < 1e-4:
-            continue
-        full = [np.arange(n)] * epochs
-        if _close(losses, minibatch_sgd(x, y, lr, full, w=start[0], b=start[1])[2]):
-            return t("{call}: each step used all {n} rows; batch the dataset with .batch(batch_size)", call=call, n=n)
-        if len(losses) == epochs:
-            return t("{call}: got {epochs} losses, one per epoch; record one per step: {steps} steps "
-                     "({per_epoch} batches per epoch)", call=call, epochs=epochs, steps=steps,
-                     per_epoch=steps // epochs)
-        first_epoch = dataset_order(n, batch_size, 1, seed=seed)
-        if _close(losses, minibatch_sgd(x, y, lr, first_epoch * epochs, w=start[0], b=start[1])[2]):
-            return t("{call}: every epoch took the batches in the same order: `for data in dataset` (or "
-                     "create_tuple_iterator() inside the epoch loop) makes a new iterator each epoch, which starts "
-                     "from the same seed. Create one iterator before the loop with "
-                     "dataset.create_tuple_iterator(num_epochs=epochs) and loop over it in every epoch", call=call)
-        unshuffled = dataset_order(n, batch_size, epochs, seed=seed, shuffle=False)
-        if _close(losses, minibatch_sgd(x, y, lr, unshuffled, w=start[0], b=start[1])[2]):
-            return t("{call}: the batches come in the rows' own order: build the dataset with shuffle=True",
-                     call=call)
-        dropped = dataset_order(n, batch_size, epochs, seed=seed, drop_remainder=True)
-        if _close(losses, minibatch_sgd(x, y, lr, dropped, w=start[0], b=start[1])[2]):
-            return t("{call}: you dropped the last, partial batch of each epoch ({got} steps instead of "
-                     "{steps}); keep it (drop_remainder=False, the default)", call=call, got=len(losses), steps=steps)
-        if len(losses) != steps:
-            return t("{call}: expected {steps} losses (one per step), got {got}", call=call, steps=steps,
-                     got=len(losses))
-        if abs(w - start[0]) < 1e-7 and abs(b - start[1]) < 1e-7:
-            return t("{call}: the net's weights never changed: train the net you are given, with a train cell on "
-                     "it", call=call)
-        k = int(np.argmax(~np.isclose(losses, want, rtol=1e-4, atol=1e-6)))
-        return t("{call}: the loss of step {step} should be {want:.6f} (SGD on the batches of a shuffled "
-                 "dataset, the check's seed), got {got:.6f}. Did you set a seed, use another optimizer, or "
-                 "record the loss after the update?", call=call, step=k + 1, want=want[k], got=losses[k])
-    return None
+            _check_loop_case(train_minibatch, x, y, lr, batch_size, epochs, seed, start)
+        except Incorrect as wrong:
+            call = t("train_minibatch(net, x, y, lr={lr}, batch_size={batch_size}, epochs={epochs}) on {n} rows",
+                     lr=lr, batch_size=batch_size, epochs=epochs, n=len(x))
+            raise Incorrect(t("{fn}: {why}", fn=call, why=str(wrong))) from None
 
 
-# ---- predictions ---------------------------------------------------------------------------------------------
+def _check_loop_case(train_minibatch, x, y, lr, batch_size, epochs, seed, start):
+    n, net = len(x), one_neuron(*start)
+    got = _with_seed(seed, lambda: minibatch_loop.call(train_minibatch, net, x, y, lr, batch_size, epochs))
+    if not isinstance(got, (list, tuple)):
+        raise Incorrect(t("{what} should be a list with one number per step, got {value}", what=t("the losses"),
+                          value=shown(got)))
+    losses = series(got, t("the losses"), len(got))
+    w, b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
+
+    def sgd_losses(full_batch=False, same_order=False, **how):  # the oracle, on the batches a mistake gives
+        if full_batch:
+            batches = [np.arange(n)] * epochs
+        elif same_order:
+            batches = dataset_order(n, batch_size, 1, seed=seed) * epochs
+        else:
+            batches = dataset_order(n, batch_size, epochs, seed=seed, **how)
+        return minibatch_sgd(x, y, lr, batches, w=start[0], b=start[1])[2]
+
+    def same(u, v):
+        return close(u, v, rtol=1e-4, atol=1e-6)
+
+    want_ws, want_bs, want = minibatch_sgd(x, y, lr, dataset_order(n, batch_size, epochs, seed=seed), *start)
+    if same(losses, want) and abs(w - want_ws[-1]) < 1e-4 and abs(b - want_bs[-1]) < 1e-4:
+        return
+    name_the_mistake(losses, sgd_losses, _LOOP_MISTAKES, same=same, n=n, taken=len(losses), steps=len(want))
+    if len(losses) != len(want):
+        raise Incorrect(t("got {epochs} losses, one per epoch; record one per step: {steps} steps ({per_epoch} "
+                          "batches per epoch)", epochs=epochs, steps=len(want), per_epoch=len(want) // epochs)
+                        if len(losses) == epochs else
+                        t("expected {steps} losses (one per step), got {got}", steps=len(want), got=len(losses)))
+    if abs(w - start[0]) < 1e-7 and abs(b - start[1]) < 1e-7:
+        raise Incorrect(t("the net's weights never changed: train the net you are given, with a train cell on it"))
+    if same(losses, want):
+        raise Incorrect(t("the losses are right, but the net you were given ends at w = {w:.5f}, b = {b:.5f}, not "
+                          "{want_w:.5f}, {want_b:.5f}: step that net itself, once per batch", w=w, b=b,
+                          want_w=want_ws[-1], want_b=want_bs[-1]))
+    k = int(np.argmax(~np.isclose(losses, want, rtol=1e-4, atol=1e-6)))
+    raise Incorrect(t("the loss of step {step} should be {want:.6f} (SGD on the batches of a shuffled dataset, the "
+                      "check's seed), got {got:.6f}. Did you set a seed, use another optimizer, or record the loss "
+                      "after the update?", step=k + 1, want=want[k], got=losses[k]))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 same_order_twice = Prediction(
     lazy("dataset = a shuffled NumpySlicesDataset of the 100 rows. You run `for data in dataset:` to the end, "
-                 "then a second `for data in dataset:`. In what order do the rows come the second time?"),
+         "then a second `for data in dataset:`. In what order do the rows come the second time?"),
     {"a": (lazy("In a new random order: the dataset is shuffled"),
            lazy("that is what a shuffled dataset is for, and what an iterator made with num_epochs=2 does between its "
                 "epochs. But each `for` loop makes a NEW iterator, and a new iterator draws its order from the same "
@@ -190,7 +179,7 @@ same_order_twice = Prediction(
     answer="b")
 steps_in_three_epochs = Prediction(
     lazy("100 rows, batch(32), trained for 3 epochs. How many steps (weight updates) is that, with "
-                 "drop_remainder=False and with drop_remainder=True?"),
+         "drop_remainder=False and with drop_remainder=True?"),
     {"a": (lazy("9 and 9: a batch has 32 rows, whatever the flag says"),
            lazy("without drop_remainder the 4 rows left after three full batches still form a batch, a small one, and "
                 "it makes a step of its own")),
@@ -206,11 +195,12 @@ steps_in_three_epochs = Prediction(
 pipeline = Exercise(_check_pipeline, hints=[
     lazy("section 1 builds and batches a dataset and section 3 shows what drops a partial last batch: put those "
          "pieces together on x3 and y3, shuffled"),
-    lazy("answer = ds.NumpySlicesDataset({'x': x3, 'y': y3}, shuffle=True).batch(16, drop_remainder=True)"),
+    lazy("ds.NumpySlicesDataset({'x': x3, 'y': y3}, shuffle=True), then .batch(...) with 16 rows and the flag "
+         "that drops the partial last batch"),
 ])
 batch_one_near_bound = Prediction(
     lazy("Full-batch gradient descent on this data is stable below lr = 0.807. What does SGD with ONE sample "
-                 "per step do at lr = 0.78, within 20 epochs?"),
+         "per step do at lr = 0.78, within 20 epochs?"),
     {"a": (lazy("It converges faster than gradient descent: it makes 100 times as many steps"),
            lazy("more steps help only while each step is stable. A single sample has its own curvature, 2(x² + 1), up "
                 "to nearly 4 on this data, so its own bound is as low as 0.51: at 0.78 those steps overshoot")),
@@ -221,13 +211,13 @@ batch_one_near_bound = Prediction(
            lazy("steps on single samples with x near 1 have a curvature near 4 and overshoot at lr 0.78 (their bound "
                 "is about 0.51); the full-batch bound 0.807 does not protect them"))},
     answer="c")
-minibatch_loop = ScaffoldExercise(_check_minibatch_loop, hints=[
+minibatch_loop = FunctionExercise(_check_minibatch_loop, hints=[
     lazy("put together the dataset of section 2 (without the index column) and the loop of section 4, on the "
          "arrays and the net you are given"),
     lazy("dataset = ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=True).batch(batch_size); train_net = "
          "nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), "
          "learning_rate=lr)); iterator = dataset.create_tuple_iterator(num_epochs=epochs); then for each epoch: "
          "for data in iterator: losses.append(train_net(*data).asnumpy().item())"),
-])
+], signature="train_minibatch(net, x, y, lr, batch_size, epochs)")
 
 bind(globals())

@@ -9,7 +9,18 @@ import math
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, as_array, as_number, bind
+from course_utils.exercises import (
+    Exercise,
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    array,
+    bind,
+    brief_error,
+    close,
+    name_the_mistake,
+    number,
+)
 from course_utils.messages import lazy, t
 from course_utils.oracles import CONVERGED
 
@@ -24,25 +35,33 @@ def _data():
     return x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
 
 
-def _eigenvalues():
-    x, _ = _data()
-    hessian = 2.0 * np.array([[np.mean(x * x), np.mean(x)], [np.mean(x), 1.0]])
-    return np.linalg.eigvalsh(hessian)  # ascending
+_X = _data()[0]
+LAM_MIN, LAM_MAX = np.linalg.eigvalsh(2.0 * np.array([[np.mean(_X * _X), np.mean(_X)], [np.mean(_X), 1.0]]))
 
 
-def _number(answer):
-    """A positive, finite learning rate, or a message saying what is wrong with the answer."""
-    value, problem = as_number(answer, t("the learning rate"))
-    if problem:
-        return None, problem
+def _learning_rate(answer):
+    """A positive, finite learning rate, else Incorrect."""
+    value = number(answer, t("the learning rate"))
     if value <= 0:
-        return None, t("a learning rate must be > 0 (each step moves lr times the gradient downhill), got {value:g}",
-                       value=value)
-    return value, None
+        raise Incorrect(t("a learning rate must be > 0 (each step moves lr times the gradient downhill), got "
+                          "{value:g}", value=value))
+    return value
 
 
 def _near(value, target, rel):
     return abs(value - target) <= rel * abs(target)
+
+
+def _bound_check(bound, rel, mistakes, mistake_rel, above, below):
+    """A checker of a stability bound: right within ``rel`` of ``bound``; ``mistakes`` lists (wrong rate, message)
+    named within ``mistake_rel``; ``above`` or ``below`` says which side of the bound the rate is on."""
+    def check(answer):
+        value = _learning_rate(answer)
+        if not _near(value, bound, rel):
+            name_the_mistake(value, lambda lr: lr, [({"lr": lr}, why) for lr, why in mistakes],
+                             same=lambda got, lr: _near(got, lr, mistake_rel), value=value)
+            raise Incorrect(t(above, value=value) if value > bound else t(below, value=value))
+    return check
 
 
 def sgd_steps_to_converge(lr, steps=300):
@@ -61,74 +80,50 @@ def sgd_steps_to_converge(lr, steps=300):
     return None if last_outside == steps else last_outside + 1
 
 
-def _check_threshold(answer):
-    value, problem = _number(answer)
-    if problem:
-        return problem
-    lam_min, lam_max = _eigenvalues()
-    bound = 2.0 / lam_max
-    if _near(value, bound, 0.01):
-        return None
-    if _near(value, 1.0 / lam_max, 0.02):
-        return t("{value:.3f} is 1 / lambda_max: above it the path zig-zags across the valley, but it still "
-                 "converges. Divergence starts at twice that", value=value)
-    if _near(value, 4.0 / lam_max, 0.02):
-        return t("{value:.3f} is too large by a factor 2: nn.MSELoss is mean((pred - y)^2), so its Hessian is "
-                 "2 * mean of [[x^2, x], [x, 1]], with the factor 2", value=value)
-    if _near(value, 2.0 / lam_min, 0.02):
-        return t("that is 2 / lambda_min: the smallest eigenvalue sets how SLOWLY the flat direction converges; "
-                 "stability is decided by the steepest direction, the largest eigenvalue")
-    if _near(value, 0.01, 0.01):
-        return t("0.01 is the source article's learning rate: it is stable, but far below the threshold")
-    if value > bound:
-        return t("at lr={value:.4g} plain gradient descent diverges; compute the Hessian's eigenvalues from x "
-                 "(np.linalg.eigvalsh) and use 2 / lambda_max", value=value)
-    return t("at lr={value:.4g} plain gradient descent still converges; compute the Hessian's eigenvalues from x "
-             "(np.linalg.eigvalsh) and use 2 / lambda_max", value=value)
+_check_threshold = _bound_check(2.0 / LAM_MAX, 0.01, [
+    (1.0 / LAM_MAX, lazy("{value:.3f} is 1 / lambda_max: above it the path zig-zags across the valley, but "
+                         "it still converges. Divergence starts at twice that")),
+    (4.0 / LAM_MAX, lazy("{value:.3f} is too large by a factor 2: nn.MSELoss is mean((pred - y)^2), so its "
+                         "Hessian is 2 * mean of [[x^2, x], [x, 1]], with the factor 2")),
+    (2.0 / LAM_MIN, lazy("that is 2 / lambda_min: the smallest eigenvalue sets how SLOWLY the flat "
+                         "direction converges; stability is decided by the steepest direction, the largest "
+                         "eigenvalue")),
+    (0.01, lazy("0.01 is the source article's learning rate: it is stable, but far below the threshold")),
+], 0.02, lazy("at lr={value:.4g} plain gradient descent diverges; compute the Hessian's eigenvalues from x "
+              "(np.linalg.eigvalsh) and use 2 / lambda_max"),
+   lazy("at lr={value:.4g} plain gradient descent still converges; compute the Hessian's eigenvalues from x "
+        "(np.linalg.eigvalsh) and use 2 / lambda_max"))
 
 
 def _check_fastest(answer):
-    value, problem = _number(answer)
-    if problem:
-        return problem
-    lam_min, lam_max = _eigenvalues()
-    best_lr = 2.0 / (lam_min + lam_max)
-    best = sgd_steps_to_converge(best_lr)
-    mine = sgd_steps_to_converge(value)
-    if mine is None:
-        if value >= 0.97 * 2.0 / lam_max:
-            return t("lr={value:.4g} is at, or too close to, the stability bound 2 / lambda_max: there SGD "
-                     "converges very slowly or diverges. Try a smaller one", value=value)
-        return t("lr={value:.4g} does not reach the best fit within 300 steps: try a larger learning rate",
-                 value=value)
-    if mine <= math.ceil(1.15 * best):
-        return None
-    fields = dict(value=value, steps=mine, tol=TOL, best=best)
-    if value < best_lr:
-        return t("lr={value:.4g} needs {steps} steps to get within {tol} of the best fit; the fastest learning rate "
-                 "needs about {best}. Try a larger one", **fields)
-    return t("lr={value:.4g} needs {steps} steps to get within {tol} of the best fit; the fastest learning rate "
-             "needs about {best}. Try a slightly smaller one", **fields)
+    value, bound, best_lr = _learning_rate(answer), 2.0 / LAM_MAX, 2.0 / (LAM_MIN + LAM_MAX)
+    best, mine = sgd_steps_to_converge(best_lr), sgd_steps_to_converge(value)
+    if mine is None:  # diverged, or too slow: say which side of the bound it is on
+        why = (lazy("lr={value:.4g} is far above the stability bound 2 / lambda_max, about {bound:.3f}: there SGD "
+                    "diverges. Try one below the bound") if value > 2 * bound else
+               lazy("lr={value:.4g} is above the stability bound 2 / lambda_max, about {bound:.3f}: there SGD "
+                    "diverges. Try a smaller one") if value > 1.03 * bound else
+               lazy("lr={value:.4g} is at, or too close to, the stability bound 2 / lambda_max: there SGD "
+                    "converges very slowly or diverges. Try a smaller one") if value >= 0.97 * bound else
+               lazy("lr={value:.4g} does not reach the best fit within 300 steps: try a larger learning rate"))
+        raise Incorrect(t(why, value=value, bound=bound))
+    if mine > math.ceil(1.15 * best):
+        why = (lazy("lr={value:.4g} needs {steps} steps to get within {tol} of the best fit; the fastest learning "
+                    "rate needs about {best}. Try a larger one") if value < best_lr else
+               lazy("lr={value:.4g} needs {steps} steps to get within {tol} of the best fit; the fastest learning "
+                    "rate needs about {best}. Try a slightly smaller one"))
+        raise Incorrect(t(why, value=value, steps=mine, tol=TOL, best=best))
 
 
-def _check_momentum_threshold(answer):
-    value, problem = _number(answer)
-    if problem:
-        return problem
-    lam_max = _eigenvalues()[1]
-    bound = 2.0 * (1.0 + MOMENTUM) / lam_max
-    if _near(value, bound, 0.02):
-        return None
-    if _near(value, 2.0 / lam_max, 0.02):
-        return t("that is plain SGD's bound. Momentum accumulates past gradients, and for this quadratic that "
-                 "widens the stable range: try lr=1.2 with Momentum in the lab")
-    if _near(value, 2.0 * (1.0 - MOMENTUM) / lam_max, 0.05):
-        return t("momentum widens the stable range, it does not shrink it: the factor is (1 + momentum)")
-    if value > bound:
-        return t("at lr={value:.4g} nn.Momentum(momentum=0.9) diverges on this data; the heavy-ball bound is "
-                 "2 (1 + momentum) / lambda_max", value=value)
-    return t("at lr={value:.4g} nn.Momentum(momentum=0.9) still converges on this data; the heavy-ball bound is "
-             "2 (1 + momentum) / lambda_max", value=value)
+_check_momentum_threshold = _bound_check(2.0 * (1.0 + MOMENTUM) / LAM_MAX, 0.02, [
+    (2.0 / LAM_MAX, lazy("that is plain SGD's bound. Momentum accumulates past gradients, and for this "
+                         "quadratic that widens the stable range: try lr=1.2 with Momentum in the lab")),
+    (2.0 * (1.0 - MOMENTUM) / LAM_MAX, lazy("momentum widens the stable range, it does not shrink it: the "
+                                            "factor is (1 + momentum)")),
+], 0.05, lazy("at lr={value:.4g} nn.Momentum(momentum=0.9) diverges on this data; the heavy-ball bound is 2 (1 + "
+              "momentum) / lambda_max"),
+   lazy("at lr={value:.4g} nn.Momentum(momentum=0.9) still converges on this data; the heavy-ball bound is 2 (1 + "
+        "momentum) / lambda_max"))
 
 
 # ---- 05.8: the lab's compiled Momentum step, state and learning rate passed in as Tensors ------------
@@ -162,76 +157,69 @@ def heavy_ball(lrs=STEP_LRS, momentum=MOMENTUM, start=STEP_START):
 
 
 def _pair(value, what, call):
-    arr, problem = as_array(value, t("the {what} returned at call {call}", what=what, call=call))
-    if problem:
-        return None, problem
+    what = t("the {what} returned at call {call}", what=what, call=call)
+    arr = array(value, what)
     if arr.size != 2:
-        return None, t("the {what} returned at call {call} should have shape (2, 1) like the one passed in, "
-                       "got {shape}", what=what, call=call, shape=arr.shape)
+        raise Incorrect(t("{what} should have shape (2, 1) like the one passed in, got {shape}", what=what,
+                          shape=arr.shape))
     if not np.all(np.isfinite(arr)):
-        return None, t("the {what} returned at call {call} holds NaN or inf", what=what, call=call)
-    return arr.reshape(2, 1), None
+        raise Incorrect(t("{what} holds NaN or inf", what=what))
+    return arr.reshape(2, 1)
 
 
-def _check_momentum_step(answer):
+def _check_momentum_step(momentum_step_fn):
     import mindspore as ms
 
-    if not callable(answer) or isinstance(answer, type):
-        return t("expected your function momentum_step (answer = momentum_step, without calling it), got {answer}",
-                 answer=shown(answer))
-    if not _is_jit(answer):
-        return t("momentum_step is not compiled: decorate it with @ms.jit (the lab runs its steps as one compiled "
-                 "graph, reused for every learning rate)")
+    if not _is_jit(momentum_step_fn):
+        raise Incorrect(t("momentum_step is not compiled: decorate it with @ms.jit (the lab runs its steps as one "
+                          "compiled graph, reused for every learning rate)"))
     a, y = ms.Tensor(np.hstack([STEP_X, np.ones_like(STEP_X)])), ms.Tensor(STEP_Y)
     theta = ms.Tensor(np.array(STEP_START, dtype=np.float32).reshape(2, 1))
     velocity = ms.Tensor(np.zeros((2, 1), np.float32))
     got = []
     for k, lr in enumerate(STEP_LRS, start=1):
-        out = answer(theta, velocity, a, y, ms.Tensor(lr, ms.float32))
-        if out is None:
-            return t("momentum_step returned None. {hint}", hint=t(NONE_HINT))
+        try:
+            out = momentum_step.call(momentum_step_fn, theta, velocity, a, y, ms.Tensor(lr, ms.float32))
+        except (RuntimeError, TypeError, ValueError, NameError, AttributeError, IndexError) as error:
+            raise Incorrect(t("momentum_step raised {error} at call {call}: {why}", error=type(error).__name__,
+                              call=k, why=brief_error(error))) from None
         if not isinstance(out, (tuple, list)) or len(out) != 3:
-            return t("momentum_step should return three things, (theta, velocity, loss), got {got}", got=shown(out))
-        new_theta, problem = _pair(out[0], "theta", k)
-        new_velocity, problem_v = _pair(out[1], "velocity", k)
-        loss, problem_l = as_number(out[2], t("the loss returned at call {call}", call=k))
-        if problem or problem_v or problem_l:
-            return problem or problem_v or problem_l
-        got.append((new_theta, new_velocity, loss))
+            raise Incorrect(t("momentum_step should return three things, (theta, velocity, loss), got {got}",
+                              got=shown(out)))
+        got.append((_pair(out[0], "theta", k), _pair(out[1], "velocity", k),
+                    number(out[2], t("the loss returned at call {call}", call=k))))
         theta, velocity = out[0], out[1]  # the state goes back in, as the lab passes it from step to step
     want = heavy_ball()
     thetas, velocities = np.array([g[0] for g in got]), np.array([g[1] for g in got])
     want_thetas, want_velocities = np.array([w[0] for w in want]), np.array([w[1] for w in want])
 
-    def close(u, v):
-        return np.allclose(u, v, rtol=1e-4, atol=1e-6)
+    def same(u, v):
+        return close(u, v, rtol=1e-4, atol=1e-6)
 
-    if not close(thetas, want_thetas):
-        if close(thetas, np.array([w[0] for w in heavy_ball(momentum=0.0)])):
-            return t("your step is plain SGD: the velocity must carry over, velocity = 0.9 * velocity + gradient, "
-                     "and theta moves by lr * velocity")
-        if close(thetas, np.array([w[0] for w in heavy_ball(lrs=[STEP_LRS[0]] * len(STEP_LRS))])):
-            return t("every call used the first learning rate, {first}: the checker passes {lrs}; use the lr "
-                     "argument", first=STEP_LRS[0], lrs=", ".join(map(str, STEP_LRS)))
-        if close(thetas, np.array([w[0] for w in heavy_ball(lrs=[-lr for lr in STEP_LRS])])):
-            return t("the step moved uphill: theta - lr * velocity")
-        if np.allclose(thetas, np.array(STEP_START).reshape(2, 1)):
-            return t("theta never changed: return the new theta, theta - lr * velocity")
-        k = int(np.argmax([not close(g, w) for g, w in zip(thetas, want_thetas)]))
-        return t("after call {call} (lr = {lr}) expected theta = {want}, got {got} (Momentum 0.9: velocity = 0.9 * "
-                 "velocity + gradient of the MSE, theta = theta - lr * velocity)", call=k + 1, lr=STEP_LRS[k],
-                 want=want_thetas[k].ravel().round(5).tolist(), got=thetas[k].ravel().round(5).tolist())
-    if not close(velocities, want_velocities):
-        return t("theta is right, but the velocity you return is not 0.9 * velocity + gradient: return the new one")
+    if not same(thetas, want_thetas):
+        name_the_mistake(thetas, lambda **how: np.array([w[0] for w in heavy_ball(**how)]), [
+            ({"momentum": 0.0}, lazy("your step is plain SGD: the velocity must carry over, velocity = 0.9 * velocity "
+                                     "+ gradient, and theta moves by lr * velocity")),
+            ({"lrs": [STEP_LRS[0]] * len(STEP_LRS)}, lazy("every call used the first learning rate, {first}: the "
+                                                          "checker passes {lrs}; use the lr argument")),
+            ({"lrs": [-lr for lr in STEP_LRS]}, lazy("the step moved uphill: theta - lr * velocity")),
+            ({"lrs": [0.0] * len(STEP_LRS)}, lazy("theta never changed: return the new theta, theta - lr * velocity")),
+        ], same=same, first=STEP_LRS[0], lrs=", ".join(map(str, STEP_LRS)))
+        k = int(np.argmax([not same(g, w) for g, w in zip(thetas, want_thetas)]))
+        raise Incorrect(t("after call {call} (lr = {lr}) expected theta = {want}, got {got} (Momentum 0.9: velocity "
+                          "= 0.9 * velocity + gradient of the MSE, theta = theta - lr * velocity)", call=k + 1,
+                          lr=STEP_LRS[k], want=want_thetas[k].ravel().round(5).tolist(),
+                          got=thetas[k].ravel().round(5).tolist()))
+    if not same(velocities, want_velocities):
+        raise Incorrect(t("theta is right, but the velocity you return is not 0.9 * velocity + gradient: return the "
+                          "new one"))
     for k, ((_, _, loss), (_, _, before, after)) in enumerate(zip(got, want), start=1):
-        if np.isclose(loss, before, rtol=1e-4, atol=1e-7):
-            continue
-        if np.isclose(loss, after, rtol=1e-4, atol=1e-7):
-            return t("theta and the velocity are right, but the loss is the one after the update; return the loss "
-                     "that came with the gradient (before the update), as TrainOneStepCell does")
-        return t("theta and the velocity are right, but call {call} returned the loss {loss:.6f}; the MSE before it "
-                 "is {before:.6f}", call=k, loss=loss, before=before)
-    return None
+        if np.isclose(loss, after, rtol=1e-4, atol=1e-7) and not np.isclose(loss, before, rtol=1e-4, atol=1e-7):
+            raise Incorrect(t("theta and the velocity are right, but the loss is the one after the update; return "
+                              "the loss that came with the gradient (before the update), as TrainOneStepCell does"))
+        if not np.isclose(loss, before, rtol=1e-4, atol=1e-7):
+            raise Incorrect(t("theta and the velocity are right, but call {call} returned the loss {loss:.6f}; the "
+                              "MSE before it is {before:.6f}", call=k, loss=loss, before=before))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -242,8 +230,8 @@ divergence_threshold = Exercise(_check_threshold, hints=[
 ])
 fastest_of_four = Prediction(
     lazy("Four SGD runs of 100 steps from the same start: lr = 0.05, 0.3, 0.6 and 0.85 (the stability bound "
-                 "is about 0.81, and above 1 / lambda_max, about 0.40, the path zig-zags). Which run ends closest to "
-                 "the least-squares fit?"),
+         "is about 0.81, and above 1 / lambda_max, about 0.40, the path zig-zags). Which run ends closest to "
+         "the least-squares fit?"),
     {"a": (lazy("lr = 0.3: the largest learning rate whose path is smooth"),
            lazy("a smooth path looks efficient, but at 0.3 the flat direction of the valley shrinks by only 1 - 0.3 * "
                 "lambda_min, about 0.96, per step: after 100 steps it is close, not there")),
@@ -256,7 +244,7 @@ fastest_of_four = Prediction(
     answer="b")
 larger_is_faster = Prediction(
     lazy("Guiding question for the lab: with plain SGD and 100 steps, do larger learning rates always learn "
-                 "faster? Move the slider from 0.1 towards 0.8 and watch 'converged from step k'."),
+         "faster? Move the slider from 0.1 towards 0.8 and watch 'converged from step k'."),
     {"a": (lazy("yes, up to the stability bound 2 / lambda_max: a larger step covers more ground"),
            lazy("not up to the bound: close below it the steep direction's factor |1 - lr * lambda_max| approaches 1 "
                 "again, and SGD needs far more steps there than somewhat lower down")),
@@ -270,7 +258,7 @@ larger_is_faster = Prediction(
     answer="b")
 adam_never_diverges = Prediction(
     lazy("Guiding question for the lab: switch to Adam and push the learning rate to its top, 10 (more than "
-                 "twelve times SGD's bound). What happens in 100 steps?"),
+         "twelve times SGD's bound). What happens in 100 steps?"),
     {"a": (lazy("it diverges at once, like SGD above 2 / lambda_max"),
            lazy("Adam divides each gradient by its running size, so a step moves each coordinate by about lr whatever "
                 "the curvature: nothing multiplies the error by more than 1 at every step")),
@@ -292,7 +280,7 @@ momentum_threshold = Exercise(_check_momentum_threshold, hints=[
 ])
 article_recipe = Prediction(
     lazy("The article's recipe, lr = 0.01 for 100 steps, run with each optimizer from the same start. Which "
-                 "optimizer ends closest to the least-squares fit?"),
+         "optimizer ends closest to the least-squares fit?"),
     {"a": (lazy("SGD, as article 000 says: for a network this small it performs best"),
            lazy("at lr = 0.01 SGD is the slowest of the three: each step moves 0.01 times a gradient that is small "
                 "along the flat direction of the valley, and nothing builds up speed")),
@@ -303,11 +291,11 @@ article_recipe = Prediction(
            lazy("Adam divides each gradient by its running size, so each step moves every coordinate by about lr, "
                 "0.01, whatever the gradient: in 100 steps w cannot move much more than 1, and it needs about 2"))},
     answer="b")
-momentum_step = Exercise(_check_momentum_step, hints=[
+momentum_step = FunctionExercise(_check_momentum_step, hints=[
     lazy("ms.value_and_grad(mse) gives a function returning the loss and its gradient with respect to mse's "
          "first argument, theta; the rest is two lines of arithmetic on Tensors"),
     lazy("loss, grad = ms.value_and_grad(mse)(theta, a, y); velocity = 0.9 * velocity + grad; return theta - lr * "
          "velocity, velocity, loss"),
-])
+], signature="momentum_step(theta, velocity, a, y, lr)")
 
 bind(globals())

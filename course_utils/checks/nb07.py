@@ -5,112 +5,102 @@ Every oracle is float64 numpy written from the formulas (sum of squares, the clo
 mean absolute error); none of them uses the code the notebook teaches.
 """
 
+from functools import partial
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number, bind
+from course_utils.exercises import (
+    NONE_HINT,
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    array,
+    bind,
+    close,
+    name_the_mistake,
+    number,
+)
 from course_utils.messages import lazy, t
-
-
-def _scalar(value, what):
-    """A learner's scalar (Tensor, numpy value or float) as a Python float, or a message saying why not."""
-    if isinstance(value, (tuple, list)):
-        return None, t("{what} should be one number (a scalar Tensor or a float), got a {kind} of {n}", what=what,
-                       kind=type(value).__name__, n=len(value))
-    return as_number(value, what)
-
 
 # ---- 07.3 clipping by global norm, by hand ----------------------------------------------------------------
 # (shapes, global norm of the generated gradients, max_norm; None: call with the default max_norm=1.0)
-CLIP_CASES = ((((1, 1), (1,)), 2.7, None),
-              (((3, 4), (4,), (2, 3, 2)), 0.6, 2.0),
-              (((5,),), 7.3, 0.5),
-              (((2, 2), (2,)), 1.3, 3.0),
-              (((4, 1), (1,)), 4.1, 1.5))
+CLIP_CASES = ((((1, 1), (1,)), 2.7, None), (((3, 4), (4,), (2, 3, 2)), 0.6, 2.0), (((5,),), 7.3, 0.5),
+              (((2, 2), (2,)), 1.3, 3.0), (((4, 1), (1,)), 4.1, 1.5))
+
+
+def _global_norm(grads):
+    return np.sqrt(sum(np.sum(np.square(g, dtype=np.float64)) for g in grads))
 
 
 def clip_cases():
-    """The check's gradients (float32 numpy), max_norm and global norm, case by case."""
+    """The check's gradients (float32 numpy) and max_norm, case by case."""
     rng = np.random.default_rng(51)
     for shapes, norm, max_norm in CLIP_CASES:
         grads = [rng.normal(0.0, 1.0, shape) for shape in shapes]
-        total = np.sqrt(sum(np.sum(g * g) for g in grads))
-        yield tuple((g * norm / total).astype(np.float32) for g in grads), max_norm
+        yield tuple((g * norm / _global_norm(grads)).astype(np.float32) for g in grads), max_norm
 
 
-def _np_global_clip(grads, max_norm):
-    grads = [g.astype(np.float64) for g in grads]
-    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
-    return [g * min(1.0, max_norm / norm) for g in grads], norm
+def clip_oracle(grads, max_norm, always=False, never=False, per_tensor=False):
+    """The gradients clipped by their global norm (float64), or as a typical mistake does: scaled to max_norm
+    even when shorter (``always``), left as they are (``never``), each tensor clipped by its own norm."""
+    grads, norm = [g.astype(np.float64) for g in grads], _global_norm(grads)
+    if per_tensor:
+        return [g * min(1.0, max_norm / max(np.linalg.norm(g), 1e-30)) for g in grads]
+    return [g * (1.0 if never else max_norm / norm if always else min(1.0, max_norm / norm)) for g in grads]
+
+
+CLIP_MISTAKES = (
+    ({"always": True}, lazy("{where}: they are already shorter than max_norm = {limit} and must come back unchanged; "
+                            "you scaled them up to length {limit} (the factor is min(1, max_norm / norm))")),
+    ({"never": True}, lazy("{where}: they came back unchanged, but their global norm is above max_norm = {limit}")),
+    ({"per_tensor": True}, lazy("{where}: you clipped each tensor on its own, which changes the direction of the "
+                                "update; scale all of them by one factor computed from the global norm")),
+)
 
 
 def _check_clip_by_hand(answer):
     from mindspore import Tensor
 
-    if not callable(answer) or isinstance(answer, type):
-        return t("expected your function clip_by_hand(grads, max_norm=1.0), got {answer}", answer=shown(answer))
     for grads, max_norm in clip_cases():
         limit = 1.0 if max_norm is None else max_norm
-        args = (tuple(Tensor(g) for g in grads),) + (() if max_norm is None else (max_norm,))
-        out = answer(*args)
-        if out is ...:
-            return t("your function still returns `...`: replace each `...` with the lesson's code")
-        if out is None:
-            return t("your function returned None. {hint}", hint=t(NONE_HINT))
+        out = global_norm.call(answer, tuple(Tensor(g) for g in grads), *(() if max_norm is None else (max_norm,)))
         if not isinstance(out, (tuple, list)):
-            return t("expected a tuple of clipped gradients, one per input tensor, got {value} (return the tuple, "
-                     "not the norm)", value=shown(out))
+            raise Incorrect(t("expected a tuple of clipped gradients, one per input tensor, got {value} (return the "
+                              "tuple, not the norm)", value=shown(out)))
         if len(out) != len(grads):
-            return t("{n_in} gradients went in, {n_out} came out: return one clipped tensor per gradient",
-                     n_in=len(grads), n_out=len(out))
-        got = []
-        for i, (value, g) in enumerate(zip(out, grads)):
-            arr, problem = as_array(value, t("clipped gradient {i}", i=i))
-            if problem:
-                return problem
+            raise Incorrect(t("{n_in} gradients went in, {n_out} came out: return one clipped tensor per gradient",
+                              n_in=len(grads), n_out=len(out)))
+        got = [array(value, t("clipped gradient {i}", i=i)) for i, value in enumerate(out)]
+        for i, (arr, g) in enumerate(zip(got, grads)):
             if arr.shape != g.shape:
-                return t("clipped gradient {i} has shape {shape}, the gradient had {expected}: keep each shape", i=i,
-                         shape=arr.shape, expected=g.shape)
-            if not np.all(np.isfinite(arr)):
-                return t("clipped gradient {i} holds NaN or inf", i=i)
-            got.append(arr)
-        expected, norm = _np_global_clip(grads, limit)
-        if all(np.allclose(a, e, rtol=1e-5, atol=1e-7) for a, e in zip(got, expected)):
+                raise Incorrect(t("clipped gradient {i} has shape {shape}, the gradient had {expected}: keep each "
+                                  "shape", i=i, shape=arr.shape, expected=g.shape))
+        expected, norm = clip_oracle(grads, limit), _global_norm(grads)
+        same = partial(close, rtol=1e-5, atol=1e-7)
+        if same(got, expected):
             continue
         call = "clip_by_hand(grads)" if max_norm is None else f"clip_by_hand(grads, {max_norm})"
         where = t("{call} for {n} gradients of global norm {norm:.4f}", call=call, n=len(grads), norm=norm)
-        per_tensor = [g * min(1.0, limit / max(np.linalg.norm(g), 1e-30)) for g in grads]
-        if norm < limit and all(np.allclose(a, g * limit / norm, rtol=1e-5) for a, g in zip(got, grads)):
-            return t("{where}: they are already shorter than max_norm = {limit} and must come back unchanged; "
-                     "you scaled them up to length {limit} (the factor is min(1, max_norm / norm))", where=where,
-                     limit=limit)
-        if norm > limit and all(np.allclose(a, g, rtol=1e-6) for a, g in zip(got, grads)):
-            return t("{where}: they came back unchanged, but their global norm is above max_norm = {limit}",
-                     where=where, limit=limit)
-        if len(grads) > 1 and all(np.allclose(a, p, rtol=1e-5, atol=1e-7) for a, p in zip(got, per_tensor)):
-            return t("{where}: you clipped each tensor on its own, which changes the direction of the update; "
-                     "scale all of them by one factor computed from the global norm", where=where)
-        length = np.sqrt(sum(np.sum(a * a) for a in got))
-        return t("{where}: the clipped gradients should have global norm {norm:.4f}, yours have {length:.4f} "
-                 "(first entries: expected {expected:.5f}, got {got:.5f})", where=where, norm=min(norm, limit),
-                 length=length, expected=expected[0].ravel()[0], got=got[0].ravel()[0])
-    return None
+        name_the_mistake(got, partial(clip_oracle, grads, limit), CLIP_MISTAKES, same=same, where=where, limit=limit)
+        raise Incorrect(t("{where}: the clipped gradients should have global norm {norm:.4f}, yours have "
+                          "{length:.4f} (first entries: expected {expected:.5f}, got {got:.5f})", where=where,
+                          norm=min(norm, limit), length=_global_norm(got), expected=expected[0].ravel()[0],
+                          got=got[0].ravel()[0]))
 
 
 # ---- 07.4 a step that clips and returns (loss, norm) --------------------------------------------
-_CLIP_DATA_SEED, _CLIP_START, _CLIP_LR, _CLIP_MAX_NORM, _CLIP_STEPS = 11, (0.0, 0.0), 0.5, 0.5, 4
+_CLIP_START, _CLIP_LR, _CLIP_MAX_NORM, _CLIP_STEPS = (0.0, 0.0), 0.5, 0.5, 4
 
 
 def _clip_data():
-    rng = np.random.default_rng(_CLIP_DATA_SEED)
-    xs = rng.random((20, 1)).astype(np.float32)
+    xs = np.random.default_rng(11).random((20, 1)).astype(np.float32)
     return xs, (3.0 * xs - 1.0).astype(np.float32)
 
 
 def _np_clip_step(w, b, xs, ys, lr, max_norm):
     """One SGD step on mean((w*x + b - y)**2) with global-norm clipping: (loss, norm, new w, new b)."""
-    r = w * xs + b - ys
+    r = w * xs.astype(np.float64) + b - ys
     gw, gb = 2 * np.mean(r * xs), 2 * np.mean(r)
     norm = np.hypot(gw, gb)
     scale = min(1.0, max_norm / norm)
@@ -119,7 +109,7 @@ def _np_clip_step(w, b, xs, ys, lr, max_norm):
 
 def clip_schedule():
     """Which of the check's steps clip (True) and which do not: the check needs both kinds."""
-    xs, ys = (a[:, 0].astype(np.float64) for a in _clip_data())
+    xs, ys = _clip_data()
     (w, b), clipped = _CLIP_START, []
     for _ in range(_CLIP_STEPS):
         _, norm, w, b = _np_clip_step(w, b, xs, ys, _CLIP_LR, _CLIP_MAX_NORM)
@@ -127,48 +117,42 @@ def clip_schedule():
     return clipped
 
 
+def _a_subclass(answer, base):
+    """Incorrect unless the class ``answer`` (07.4 and 07.5 leave the whole class to write) is derived from ``base``."""
+    if not issubclass(answer, base):
+        raise Incorrect(t("expected a subclass of nn.{base}, got {answer}", base=base.__name__, answer=shown(answer)))
+
+
 def _check_clip_step(answer):
     import mindspore as ms
     from mindspore import Tensor, nn
 
-    if not (isinstance(answer, type) and issubclass(answer, nn.TrainOneStepCell)):
-        if isinstance(answer, nn.TrainOneStepCell):
-            return t("pass the class itself (answer = ClipAndReturn), not an instance of it")
-        return t("expected a subclass of nn.TrainOneStepCell, got {answer}", answer=shown(answer))
-    xs, ys = _clip_data()
-    x64, y64 = xs[:, 0].astype(np.float64), ys[:, 0].astype(np.float64)
-    w, b = _CLIP_START
+    _a_subclass(answer, nn.TrainOneStepCell)
+    (xs, ys), (w, b) = _clip_data(), _CLIP_START
     net = nn.Dense(1, 1, weight_init=Tensor([[w]], ms.float32), bias_init=Tensor([b], ms.float32))
     step = answer(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), learning_rate=_CLIP_LR),
                   _CLIP_MAX_NORM)
     for i in range(_CLIP_STEPS):
         out = step(Tensor(xs), Tensor(ys))
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            if out is None:
-                return t("construct must return (loss, norm), got {value}. {hint}", value=shown(out),
-                         hint=t(NONE_HINT))
-            return t("construct must return (loss, norm), got {value}", value=shown(out))
-        loss, problem = _scalar(out[0], t("the loss"))
-        norm, problem = (None, problem) if problem else _scalar(out[1], t("the norm"))
-        if problem:
-            return problem
-        exp_loss, exp_norm, w, b = _np_clip_step(w, b, x64, y64, _CLIP_LR, _CLIP_MAX_NORM)
+            raise Incorrect(t("construct must return (loss, norm), got {value}", value=shown(out)) if out is not None
+                            else t("construct must return (loss, norm), got None. {hint}", hint=t(NONE_HINT)))
+        loss, norm = number(out[0], t("the loss")), number(out[1], t("the norm"))
+        exp_loss, exp_norm, w, b = _np_clip_step(w, b, xs, ys, _CLIP_LR, _CLIP_MAX_NORM)
         where = t("with max_norm={max_norm}, step {step} (its gradient norm is {norm:.4f})", max_norm=_CLIP_MAX_NORM,
                   step=i + 1, norm=exp_norm)
-        if not np.isclose(loss, exp_loss, rtol=1e-4):
-            return t("{where}: the returned loss is {loss:.6f}, expected {expected:.6f}", where=where, loss=loss,
-                     expected=exp_loss)
-        if not np.isclose(norm, exp_norm, rtol=1e-4):
-            hint = t(" (return the norm before clipping)") if np.isclose(norm, _CLIP_MAX_NORM, rtol=1e-4) else ""
-            return t("{where}: the returned norm is {norm:.6f}, expected {expected:.6f}{hint}", where=where, norm=norm,
-                     expected=exp_norm, hint=hint)
-        got_w = float(net.weight.asnumpy().reshape(-1)[0])
-        got_b = float(net.bias.asnumpy().reshape(-1)[0])
-        if not (np.isclose(got_w, w, rtol=1e-4, atol=1e-6) and np.isclose(got_b, b, rtol=1e-4, atol=1e-6)):
-            return t("{where}: after the update w, b = {got_w:.6f}, {got_b:.6f}, expected {w:.6f}, {b:.6f} "
-                     "(clip all gradients together with ops.clip_by_global_norm, then call self.optimizer)",
-                     where=where, got_w=got_w, got_b=got_b, w=w, b=b)
-    return None
+        if not close(loss, exp_loss, rtol=1e-4, atol=1e-8):
+            raise Incorrect(t("{where}: the returned loss is {loss:.6f}, expected {expected:.6f}", where=where,
+                              loss=loss, expected=exp_loss))
+        if not close(norm, exp_norm, rtol=1e-4, atol=1e-8):
+            hint = t(" (return the norm before clipping)") if close(norm, _CLIP_MAX_NORM, rtol=1e-4, atol=1e-8) else ""
+            raise Incorrect(t("{where}: the returned norm is {norm:.6f}, expected {expected:.6f}{hint}", where=where,
+                              norm=norm, expected=exp_norm, hint=hint))
+        got_w, got_b = net.weight.asnumpy().item(), net.bias.asnumpy().item()
+        if not close([got_w, got_b], [w, b], rtol=1e-4, atol=1e-6):
+            raise Incorrect(t("{where}: after the update w, b = {got_w:.6f}, {got_b:.6f}, expected {w:.6f}, {b:.6f} "
+                              "(clip all gradients together with ops.clip_by_global_norm, then call self.optimizer)",
+                              where=where, got_w=got_w, got_b=got_b, w=w, b=b))
 
 
 # ---- 07.5 mean absolute error via nn.LossBase ----------------------------------------------------
@@ -176,45 +160,36 @@ def _check_mae(answer):
     import mindspore as ms
     from mindspore import Tensor, nn
 
-    if not (isinstance(answer, type) and issubclass(answer, nn.LossBase)):
-        if isinstance(answer, nn.LossBase):
-            return t("pass the class itself (answer = MAE), not an instance of it")
-        return t("expected a subclass of nn.LossBase, got {answer}", answer=shown(answer))
-    rng = np.random.default_rng(3)
+    _a_subclass(answer, nn.LossBase)
+    rng, mode = np.random.default_rng(3), ms.get_context("mode")
     reducers = {"mean": np.mean, "sum": np.sum, "none": lambda a: a}
-    mode = ms.get_context("mode")
     ms.set_context(mode=ms.PYNATIVE_MODE)  # six small evaluations: no need to compile a graph for each
     try:
         for shape in ((8, 1), (4, 3)):
-            pred = rng.normal(0.0, 2.0, shape).astype(np.float32)
-            target = rng.normal(0.0, 2.0, shape).astype(np.float32)
+            pred, target = (rng.normal(0.0, 2.0, shape).astype(np.float32) for _ in range(2))
             errors = np.abs(pred.astype(np.float64) - target)
             for reduction, reduce in reducers.items():
                 loss_fn = answer() if reduction == "mean" else answer(reduction=reduction)
-                got, problem = as_array(loss_fn(Tensor(pred), Tensor(target)), t("the loss"))
-                if problem:
-                    return problem
-                expected = reduce(errors)
+                got, expected = array(loss_fn(Tensor(pred), Tensor(target)), t("the loss")), reduce(errors)
                 where = t("with reduction={reduction!r} and inputs of shape {shape}", reduction=reduction, shape=shape)
                 if got.shape != np.shape(expected):
-                    return t("{where} expected a result of shape {expected}, got {shape} (end construct with "
-                             "self.get_loss(...), which applies the reduction)", where=where,
-                             expected=np.shape(expected), shape=got.shape)
-                if not np.allclose(got, expected, rtol=1e-5):
-                    hint = ""
-                    if reduction != "mean" and np.allclose(got, np.mean(errors), rtol=1e-5):
-                        hint = t(" (that is the mean: let self.get_loss(...) apply the reduction)")
-                    return t("{where} expected {expected}, got {got}{hint}", where=where,
-                             expected=np.round(expected, 5).tolist(), got=np.round(got, 5).tolist(), hint=hint)
+                    raise Incorrect(t("{where} expected a result of shape {expected}, got {shape} (end construct with "
+                                      "self.get_loss(...), which applies the reduction)", where=where,
+                                      expected=np.shape(expected), shape=got.shape))
+                if not close(got, expected, rtol=1e-5, atol=1e-8):
+                    mean = reduction != "mean" and close(got, np.mean(errors), rtol=1e-5, atol=1e-8)
+                    hint = t(" (that is the mean: let self.get_loss(...) apply the reduction)") if mean else ""
+                    raise Incorrect(t("{where} expected {expected}, got {got}{hint}", where=where,
+                                      expected=np.round(expected, 5).tolist(), got=np.round(got, 5).tolist(),
+                                      hint=hint))
     finally:
         ms.set_context(mode=mode)
-    return None
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 attribute_in_graph = Prediction(
     lazy("In graph mode, AttributeStep assigns the gradient norm to a plain attribute, self.grad_norm, inside "
-                 "construct. After each of five training steps you read step.grad_norm. What do you see?"),
+         "construct. After each of five training steps you read step.grad_norm. What do you see?"),
     {"a": (lazy("the norm of each step, falling as training goes on"),
            lazy("that is what PyNative mode gives, where construct runs as Python at every call; the cell below shows "
                 "it. In graph mode construct runs as Python only once, while it is compiled")),
@@ -231,7 +206,7 @@ attribute_in_graph = Prediction(
     answer="b")
 clip_direction = Prediction(
     lazy("Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through "
-                 "ops.clip_by_global_norm(grads, 1.0). What comes out?"),
+         "ops.clip_by_global_norm(grads, 1.0). What comes out?"),
     {"a": (lazy("(1.0, 0.4): each gradient is cut to at most 1"),
            lazy("that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is "
                 "tempting because 'clip' sounds like cutting each number, but it would change the direction of the "
@@ -245,7 +220,7 @@ clip_direction = Prediction(
                 "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = "
                 "1"))},
     answer="b")
-global_norm = ScaffoldExercise(_check_clip_by_hand, hints=[
+global_norm = FunctionExercise(_check_clip_by_hand, signature="clip_by_hand(grads, max_norm=1.0)", hints=[
     lazy("two steps: one global norm for all the gradients together, then one factor that multiplies every "
          "gradient"),
     lazy("the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
@@ -253,12 +228,13 @@ global_norm = ScaffoldExercise(_check_clip_by_hand, hints=[
     lazy("norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
          "return tuple(g * scale for g in grads)"),
 ])
-clip_step = Exercise(_check_clip_step, hints=[
+clip_step = FunctionExercise(_check_clip_step, signature="ClipAndReturn(network, optimizer, max_norm)", cls=True,
+                             hints=[
     lazy("section 4's ClipStep already clips; what it must also hand back is the norm before clipping"),
     lazy("start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning "
          "a Parameter"),
 ])
-mae_loss = Exercise(_check_mae, hints=[
+mae_loss = FunctionExercise(_check_mae, signature='MAE(reduction="mean")', cls=True, hints=[
     lazy("a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)"),
     lazy("like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct "
          "returns self.get_loss(ops.abs(logits - labels))"),

@@ -10,7 +10,7 @@ import numpy as np
 
 from course_utils import oracles
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number, bind
+from course_utils.exercises import Exercise, FunctionExercise, Incorrect, Prediction, bind, brief_error, close, number
 from course_utils.messages import lazy, t
 
 TOO_LARGE = "learning rate too large"
@@ -33,31 +33,27 @@ _CLUES = {  # translated with t() where shown
 }
 
 
-def _largest_stable_lr(x):
-    """2/λmax of the Hessian of the mean squared error of y = w*x + b (float64, an oracle)."""
-    return 2.0 / oracles.lambda_max(x)
-
-
 def _simulate(x, y, lr, wrong_shape=False, freeze_at=None, w0=0.01, b0=0.0):
-    """Full-batch gradient descent on y = w*x + b in float32; returns loss, grad_norm, params."""
+    """Full-batch gradient descent on y = w*x + b in float32: one run of :func:`mystery_runs`."""
     f32 = np.float32
-    x, y, lr = x.astype(f32).ravel(), y.astype(f32).ravel(), f32(lr)
-    target = np.full_like(y, y.mean()) if wrong_shape else y  # (n,1) - (n,) broadcasts to the mean of y
-    extra = f32(y.var()) if wrong_shape else f32(0)
+    xs, ys, step_size = x.astype(f32).ravel(), y.astype(f32).ravel(), f32(lr)
+    target = np.full_like(ys, ys.mean()) if wrong_shape else ys  # (n,1) - (n,) broadcasts to the mean of y
+    extra = f32(ys.var()) if wrong_shape else f32(0)
     w, b = f32(w0), f32(b0)
     losses, norms, params = [], [], [(w, b)]
     with np.errstate(over="ignore", invalid="ignore"):
         for step in range(_STEPS):
-            err = w * x + b - target
-            gw, gb = f32(2) * np.mean(err * x), f32(2) * np.mean(err)
+            err = w * xs + b - target
+            gw, gb = f32(2) * np.mean(err * xs), f32(2) * np.mean(err)
             losses.append(np.mean(err * err) + extra)
             norms.append(np.sqrt(gw * gw + gb * gb))
             if freeze_at is None or step < freeze_at:
-                w, b = w - lr * gw, b - lr * gb
+                w, b = w - step_size * gw, b - step_size * gb
             elif step == freeze_at:  # "start again" with set_data: the values reset, then never move
                 w, b = f32(w0), f32(b0)
             params.append((w, b))
-    return np.array(losses, f32), np.array(norms, f32), np.array(params, f32)
+    return {"x": x.copy(), "y": y.copy(), "lr": float(lr), "loss": np.array(losses, f32),
+            "grad_norm": np.array(norms, f32), "params": np.array(params, f32)}
 
 
 def mystery_runs():
@@ -68,42 +64,31 @@ def mystery_runs():
     x = rng.rand(100, 1).astype(np.float32)
     y = (2 * x + 1 + rng.normal(0, 0.01, (100, 1))).astype(np.float32)
     x_mm = (1000 * x).astype(np.float32)
-    setups = {
-        TOO_LARGE: (x, y, 1.2, {}),
-        TOO_SMALL: (x, y, 0.002, {}),
-        BADLY_SCALED: (x_mm, y, 0.9 * _largest_stable_lr(x_mm), {}),
-        WRONG_SHAPE: (x, y.ravel(), 0.5, {"wrong_shape": True}),
-        FROZEN: (x, y, 0.5, {"freeze_at": 40}),
-        HEALTHY: (x, y, 0.5, {}),
-    }
-    runs = {}
-    for name, cause in _TRUTH.items():
-        xs, ys, lr, options = setups[cause]
-        loss, grad_norm, params = _simulate(xs, ys, lr, **options)
-        runs[name] = {"x": xs.copy(), "y": ys.copy(), "lr": float(lr), "loss": loss, "grad_norm": grad_norm,
-                      "params": params}
-    return runs
+    setups = {TOO_LARGE: (x, y, 1.2), TOO_SMALL: (x, y, 0.002),
+              BADLY_SCALED: (x_mm, y, 0.9 * (2.0 / oracles.lambda_max(x_mm))),  # 90% of its 2/λmax
+              WRONG_SHAPE: (x, y.ravel(), 0.5, True), FROZEN: (x, y, 0.5, False, 40), HEALTHY: (x, y, 0.5)}
+    return {name: _simulate(*setups[cause]) for name, cause in _TRUTH.items()}
 
 
 def _check_diagnosis(answer):
     if not isinstance(answer, dict):
-        return t("expected a dict such as {{'A': '{healthy}', ...}}, got {kind}", healthy=HEALTHY,
-                 kind=type(answer).__name__)
+        raise Incorrect(t("expected a dict such as {{'A': '{healthy}', ...}}, got {kind}", healthy=HEALTHY,
+                          kind=type(answer).__name__))
     extra = [shown(k) for k in answer if not (isinstance(k, str) and k in _TRUTH)]
     if extra:
-        return t("the runs are named {names}; there is no run {extra}", names=", ".join(sorted(_TRUTH)),
-                 extra=", ".join(extra))
+        raise Incorrect(t("the runs are named {names}; there is no run {extra}", names=", ".join(sorted(_TRUTH)),
+                          extra=", ".join(extra)))
     missing = sorted(set(_TRUTH) - set(answer))
     if missing:
-        return t("give a cause for every run; missing: {missing}", missing=", ".join(missing))
+        raise Incorrect(t("give a cause for every run; missing: {missing}", missing=", ".join(missing)))
     unknown = {k: shown(v) for k, v in answer.items() if not (isinstance(v, str) and v in CAUSES)}
     if unknown:
-        return t("use the names in nb08.CAUSES exactly; not one of them: {unknown}", unknown=unknown)
+        raise Incorrect(t("use the names in nb08.CAUSES exactly; not one of them: {unknown}", unknown=unknown))
     wrong = [k for k in sorted(_TRUTH) if answer[k] != _TRUTH[k]]
     if wrong:
         clues = t("; ").join(t("run {run}: {clue}", run=k, clue=t(_CLUES[_TRUTH[k]])) for k in wrong)
-        return t("{wrong} of {total} causes are wrong. {clues}", wrong=len(wrong), total=len(_TRUTH), clues=clues)
-    return None
+        raise Incorrect(t("{wrong} of {total} causes are wrong. {clues}", wrong=len(wrong), total=len(_TRUTH),
+                          clues=clues))
 
 
 def broken_data():
@@ -116,94 +101,88 @@ def broken_data():
 
 def _check_fixed_setup(answer):
     if not isinstance(answer, (tuple, list)) or len(answer) != 3:
-        return t("expected a tuple (x_fixed, y_fixed, lr)")
+        raise Incorrect(t("expected a tuple (x_fixed, y_fixed, lr)"))
     x, y, lr = answer
     x_raw, y_raw = broken_data()
     for name, arr in (("x_fixed", x), ("y_fixed", y)):
         if not isinstance(arr, np.ndarray):
-            return t("{name} must be a numpy array, got {kind} (use .asnumpy() on a Tensor)", name=name,
-                     kind=type(arr).__name__)
+            raise Incorrect(t("{name} must be a numpy array, got {kind} (use .asnumpy() on a Tensor)", name=name,
+                              kind=type(arr).__name__))
         if arr.dtype != np.float32 or arr.shape != (100, 1):
-            return t("{name} must be float32 of shape (100, 1) like the net's weights and predictions, got "
-                     "{dtype} {shape}: use .reshape(-1, 1).astype(np.float32)", name=name, dtype=arr.dtype,
-                     shape=arr.shape)
+            raise Incorrect(t("{name} must be float32 of shape (100, 1) like the net's weights and predictions, "
+                              "got {dtype} {shape}: use .reshape(-1, 1).astype(np.float32)", name=name,
+                              dtype=arr.dtype, shape=arr.shape))
         if not np.all(np.isfinite(arr)):
-            return t("{name} contains NaN or inf: rescaling finite data gives finite numbers", name=name)
-    if not np.allclose(y.ravel(), y_raw, rtol=1e-6, atol=1e-6):
-        return t("y_fixed must hold the same targets as y_raw, in the same order: fix the inputs, not the targets")
+            raise Incorrect(t("{name} contains NaN or inf: rescaling finite data gives finite numbers", name=name))
+    if not close(y.ravel(), y_raw, rtol=1e-6, atol=1e-6):
+        raise Incorrect(t("y_fixed must hold the same targets as y_raw, in the same order: fix the inputs, not the "
+                          "targets"))
     design = np.stack([x_raw, np.ones_like(x_raw)], axis=1)
     coef = np.linalg.lstsq(design, x.ravel().astype(np.float64), rcond=None)[0]
     residual = x.ravel() - design @ coef
     if not (abs(coef[0]) >= 1e-12 and np.max(np.abs(residual)) <= 1e-4 * (np.std(x) + 1e-12)):
-        return t("x_fixed must be x_raw rescaled (a * x_raw + c), in the same order")
-    lr, problem = as_number(lr, t("lr"))
-    if problem:
-        return problem
+        raise Incorrect(t("x_fixed must be x_raw rescaled (a * x_raw + c), in the same order"))
+    lr = number(lr, t("lr"))
     if lr <= 0:
-        return t("lr must be a positive number, got {lr:g}", lr=lr)
-    limit = _largest_stable_lr(x)
+        raise Incorrect(t("lr must be a positive number, got {lr:g}", lr=lr))
+    limit = 2.0 / oracles.lambda_max(x)  # 2/λmax of the loss Hessian: gradient descent diverges above it
     if lr >= limit:
-        return t("lr = {lr:.4g} is above 2/λmax = {limit:.4g} for your x_fixed: gradient descent diverges", lr=lr,
-                 limit=limit)
+        raise Incorrect(t("lr = {lr:.4g} is above 2/λmax = {limit:.4g} for your x_fixed: gradient descent diverges",
+                          lr=lr, limit=limit))
     ws, bs, _ = oracles.gradient_descent(x, y, lr, _STEPS)
     xs, ys = x.ravel().astype(np.float64), y.ravel().astype(np.float64)
     with np.errstate(all="ignore"):  # a rescaling to huge numbers overflows: the loss is then inf, rejected
         loss = np.mean((ws[-1] * xs + bs[-1] - ys) ** 2)
     if not loss <= 1e-3:
-        return t("stable, but after {steps} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so that "
-                 "both directions of the loss learn at a similar speed (standardise it), then pick lr below 2/λmax",
-                 steps=_STEPS, loss=loss)
-    return None
+        raise Incorrect(t("stable, but after {steps} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so "
+                          "that both directions of the loss learn at a similar speed (standardise it), then pick lr "
+                          "below 2/λmax", steps=_STEPS, loss=loss))
 
 
-def _check_reset(answer):
-    if not callable(answer):
-        return t("expected your function reset_parameters, got {kind}", kind=type(answer).__name__)
+def _check_reset(reset_parameters):
     import mindspore as ms
     from mindspore import Tensor, nn
 
-    class Holder(nn.Cell):  # the same layout as MinimalNet: a single Dense(1, 1) called `dense`
-        def __init__(self):
-            super().__init__()
-            self.dense = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
-
-        def construct(self, x):
-            return self.dense(x)
-
+    x = np.linspace(0, 1, 20, dtype=np.float32).reshape(-1, 1)
+    y = (3 * x - 1).astype(np.float32)
     mode = ms.get_context("mode")
     ms.set_context(mode=ms.PYNATIVE_MODE)  # the trap exists in PyNative, the course's default mode
     try:
-        x = np.linspace(0, 1, 20, dtype=np.float32).reshape(-1, 1)
-        y = (3 * x - 1).astype(np.float32)
-        net = Holder()
+        net = nn.Cell()  # the same layout as MinimalNet: a single Dense(1, 1) called `dense`
+        net.dense = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
         optimizer = nn.SGD(net.trainable_params(), learning_rate=0.1)
         loss_fn = nn.MSELoss()
+        grad_fn = ms.value_and_grad(lambda xb, yb: loss_fn(net.dense(xb), yb), None, optimizer.parameters)
 
-        def forward(xb, yb):
-            return loss_fn(net(xb), yb)
+        def train_and_read(steps):
+            for _ in range(steps):
+                optimizer(grad_fn(Tensor(x), Tensor(y))[1])
+            return float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0])
 
-        grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
-        for _ in range(3):  # the optimizer has stepped: the trap is armed
-            optimizer(grad_fn(Tensor(x), Tensor(y))[1])
-        answer(net, 0.5, -0.25)
-        got = (float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0]))
-        if not np.allclose(got, (0.5, -0.25)):
-            return t("after reset_parameters(net, 0.5, -0.25) the weight and bias are {got}, expected (0.5, -0.25)",
-                     got=got)
-        for _ in range(3):
-            optimizer(grad_fn(Tensor(x), Tensor(y))[1])
-        after = (float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0]))
+        train_and_read(3)  # the optimizer has stepped: the trap is armed
+        try:
+            reset_parameters(net, 0.5, -0.25)
+            got = train_and_read(0)
+            if not close(got, (0.5, -0.25), rtol=1e-5, atol=1e-8):
+                raise Incorrect(t("after reset_parameters(net, 0.5, -0.25) the weight and bias are {got}, expected "
+                                  "(0.5, -0.25)", got=got))
+            after = train_and_read(3)
+        except (RuntimeError, TypeError, ValueError) as error:
+            if "C++ Call Stack" not in str(error):  # not MindSpore's: the verdict shows it with its line
+                raise
+            raise Incorrect(t("after reset_parameters(net, 0.5, -0.25) MindSpore raised {error}: {message} "
+                              "(net.dense.weight has shape (1, 1), net.dense.bias shape (1,))",
+                              error=type(error).__name__, message=brief_error(error))) from None
     finally:
         ms.set_context(mode=mode)
     if after == got:
-        return t("the values were set, but the optimizer no longer moves them: that is the PyNative set_data trap. "
-                 "Use ops.assign(parameter, value) instead")
+        raise Incorrect(t("the values were set, but the optimizer no longer moves them: that is the PyNative "
+                          "set_data trap. Use ops.assign(parameter, value) instead"))
     ws, bs, _ = oracles.gradient_descent(x, y, 0.1, 3, w=0.5, b=-0.25)  # three steps from the reset values
-    w, b = float(ws[-1]), float(bs[-1])
-    if not np.allclose(after, (w, b), atol=1e-5):
-        return t("training after the reset went to {after}, but gradient descent from (0.5, -0.25) gives {expected}",
-                 after=after, expected=(w, b))
-    return None
+    expected = (float(ws[-1]), float(bs[-1]))
+    if not close(after, expected, rtol=1e-5, atol=1e-5):
+        raise Incorrect(t("training after the reset went to {after}, but gradient descent from (0.5, -0.25) gives "
+                          "{expected}", after=after, expected=expected))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -229,7 +208,7 @@ diagnosis = Exercise(_check_diagnosis, hints=[
          "names the symptom; then compare run['lr'] with stable_lr_limit(run['x']) (section 3) and look at "
          "run['y'].shape"),
 ])
-fixed_setup = Exercise(_check_fixed_setup, hints=[
+fixed_setup = Exercise(_check_fixed_setup, parts=3, hints=[
     lazy("three things are wrong with this setup: the dtype and shape, the scale of x, and the learning rate"),
     lazy("three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of "
          "the standardised x (about 1.0)"),
@@ -252,7 +231,7 @@ set_data_after_steps = Prediction(
            lazy("the values do change: reading the parameters after set_data gives exactly the initial values. What "
                 "stops is the updating afterwards"))},
     answer="b")
-reset = ScaffoldExercise(_check_reset, hints=[
+reset = FunctionExercise(_check_reset, signature="reset_parameters(net, weight, bias)", hints=[
     lazy("set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes "
          "into the Parameter"),
     lazy("ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)"),

@@ -6,12 +6,23 @@ root mean squared error over all samples. Two predictions: what EarlyStopping an
 ``model.train``, and what ``eval_loss`` covers in ``fit``.
 """
 
+from functools import partial
+
 import numpy as np
 
 from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_number, bind
+from course_utils.exercises import (
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    bind,
+    brief_error,
+    close,
+    name_the_mistake,
+    number,
+)
 from course_utils.messages import lazy, t
 
 BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
@@ -26,29 +37,14 @@ def _dataset(x, y, batch_size):
 
 
 def _zero_model(metrics=None):
-    """y = w*x + b from w = b = 0 (no random initialisation), MSE loss, SGD(LR)."""
+    """y = w*x + b from w = b = 0 (no random initialisation), MSE loss, SGD(LR); and the optimizer, whose
+    global_step counts the steps trained."""
     from mindspore import nn
     from mindspore.train import Model
 
     net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
-    return Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=LR), metrics=metrics)
-
-
-def _counter():
-    from mindspore.train import Callback
-
-    class Counter(Callback):
-        def __init__(self):
-            super().__init__()
-            self.epochs, self.steps = 0, 0
-
-        def on_train_step_end(self, run_context):
-            self.steps += 1
-
-        def on_train_epoch_end(self, run_context):
-            self.epochs += 1
-
-    return Counter()
+    optimizer = nn.SGD(net.trainable_params(), learning_rate=LR)
+    return Model(net, nn.MSELoss(), optimizer, metrics=metrics), optimizer
 
 
 def numpy_epoch_losses(epochs, batch_size=BATCH, lr=LR):
@@ -105,103 +101,106 @@ def keep_best_oracle(setting):
     return rows
 
 
+def _a_subclass(answer, base):
+    """Incorrect unless the class ``answer`` is derived from ``base`` (mindspore.train's Callback or Metric)."""
+    if not issubclass(answer, base):
+        raise Incorrect(t("expected a class derived from mindspore.train.{base}, got {answer}", base=base.__name__,
+                          answer=shown(answer)))
+
+
+def _run(run, *args, use="", **kwargs):
+    """``run(*args, **kwargs)``: model.fit or model.eval with the learner's class in it. Incorrect when fit
+    refuses a 1.x callback method (``use`` names those of 2.x), or MindSpore fails: its message, without
+    its C++ call stack."""
+    try:
+        return run(*args, **kwargs)
+    except (RuntimeError, TypeError, ValueError) as error:
+        if use and "on_train" in str(error):
+            raise Incorrect(t("model.fit refused the callback because it defines a 1.x method (epoch_end, "
+                              "step_end, end, ...): use {use}", use=use)) from None
+        if "C++ Call Stack" not in str(error):  # not MindSpore's: the verdict shows it with its line
+            raise
+        raise Incorrect(t("with your class in it, MindSpore raised {error}: {message}", error=type(error).__name__,
+                          message=brief_error(error))) from None
+
+
+_same_weights = partial(close, rtol=1e-4, atol=1e-4)  # float32 training against the float64 oracle
+
+
 def _check_keep_best(answer):
     from mindspore import nn
     from mindspore.train import Callback, Model
 
-    if isinstance(answer, Callback):
-        return t("set answer to the class itself (KeepBest), not an instance (KeepBest())")
-    if not isinstance(answer, type) or not issubclass(answer, Callback):
-        return t("expected a class derived from mindspore.train.Callback, got {answer}", answer=shown(answer))
+    _a_subclass(answer, Callback)
     for setting in KEEP_BEST_SETTINGS:
         rows = keep_best_oracle(setting)
         epoch_of = {rule: 1 + int(np.argmin([r[rule] for r in rows])) for rule in ("mse", "eval_loss", "last_step")}
-        best = rows[epoch_of["mse"] - 1]
         xt, yt, xv, yv = _keep_best_data(setting)
         net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
         optimizer = nn.Momentum(net.trainable_params(), learning_rate=setting["lr"], momentum=MOMENTUM)
-        try:
-            Model(net, nn.MSELoss(), optimizer, metrics={"mse"}).fit(
-                setting["epochs"], _dataset(xt, yt, 10), _dataset(xv, yv, 10), callbacks=[answer()])
-        except ValueError as error:
-            if "on_train" in str(error):
-                return t("model.fit refused the callback because it defines a 1.x method (epoch_end, end, ...): "
-                         "use on_train_epoch_end and on_train_end")
-            raise
+        _run(Model(net, nn.MSELoss(), optimizer, metrics={"mse"}).fit, setting["epochs"], _dataset(xt, yt, 10),
+             _dataset(xv, yv, 10), callbacks=[answer()], use="on_train_epoch_end, on_train_end")
         got = (float(net.weight.asnumpy().ravel()[0]), float(net.bias.asnumpy().ravel()[0]))
+        ends = [(r["w"], r["b"]) for r in rows]  # the weights at the end of each epoch
+        if _same_weights(got, ends[epoch_of["mse"] - 1]):
+            continue
         where = t("in a fit of {epochs} epochs whose validation mse is lowest after epoch {best}",
                   epochs=setting["epochs"], best=epoch_of["mse"])
-        if np.allclose(got, (best["w"], best["b"]), rtol=1e-4, atol=1e-4):
-            continue
-        found = next((k for k, r in enumerate(rows, 1) if np.allclose(got, (r["w"], r["b"]), rtol=1e-4, atol=1e-4)),
-                     None)
+        name_the_mistake(got, lambda epoch, ends=ends: ends[epoch - 1], [
+            ({"epoch": setting["epochs"]}, _NOT_RESTORED),
+            ({"epoch": epoch_of["eval_loss"]}, _WATCHED_EVAL_LOSS),
+            ({"epoch": epoch_of["last_step"]}, _WATCHED_TRAINING_LOSS),
+        ], same=_same_weights, where=where, eval_epoch=epoch_of["eval_loss"], train_epoch=epoch_of["last_step"])
+        found = next((k for k, weights in enumerate(ends, 1) if _same_weights(got, weights)), None)
         if found is None:
-            return t("{where}, the net ends with w, b = {w:.5f}, {b:.5f}, the weights of no epoch's end; "
-                     "expected epoch {epoch}'s {best_w:.5f}, {best_b:.5f}", where=where, w=got[0], b=got[1],
-                     epoch=epoch_of["mse"], best_w=best["w"], best_b=best["b"])
-        if found == setting["epochs"]:
-            return t("{where}, the net ends with the last epoch's weights: put the best ones back in on_train_end, "
-                     "and keep copies of their values (p.asnumpy().copy()), not the Parameters, which go on changing",
-                     where=where)
-        if found == epoch_of["eval_loss"]:
-            return t("{where}, the net ends with epoch {found}'s weights, where eval_loss is lowest: eval_loss is "
-                     "only the last validation batch's loss; watch cb_params.eval_results['mse']", where=where,
-                     found=found)
-        if found == epoch_of["last_step"]:
-            return t("{where}, the net ends with epoch {found}'s weights, where the training loss (net_outputs) is "
-                     "lowest: watch the validation mse, cb_params.eval_results['mse']", where=where, found=found)
-        return t("{where}, the net ends with the weights of epoch {found}", where=where, found=found)
-    return None
+            best = rows[epoch_of["mse"] - 1]
+            raise Incorrect(t("{where}, the net ends with w, b = {w:.5f}, {b:.5f}, the weights of no epoch's end; "
+                              "expected epoch {epoch}'s {best_w:.5f}, {best_b:.5f}", where=where, w=got[0], b=got[1],
+                              epoch=epoch_of["mse"], best_w=best["w"], best_b=best["b"]))
+        raise Incorrect(t("{where}, the net ends with the weights of epoch {found}", where=where, found=found))
+
+
+_NOT_RESTORED = lazy("{where}, the net ends with the last epoch's weights: put the best ones back in on_train_end, "
+                     "and keep copies of their values (p.asnumpy().copy()), not the Parameters, which go on changing")
+_WATCHED_EVAL_LOSS = lazy("{where}, the net ends with epoch {eval_epoch}'s weights, where eval_loss is lowest: "
+                          "eval_loss is only the last validation batch's loss; watch cb_params.eval_results['mse']")
+_WATCHED_TRAINING_LOSS = lazy("{where}, the net ends with epoch {train_epoch}'s weights, where the training loss "
+                              "(net_outputs) is lowest: watch the validation mse, cb_params.eval_results['mse']")
 
 
 # ---- 09.4: a callback that stops on the epoch's mean loss --------------------------------------------------
 def _check_stop_below(answer):
     from mindspore.train import Callback
 
-    if isinstance(answer, Callback):
-        return t("set answer to the class itself (StopBelow), not an instance (StopBelow(0.1))")
-    if not isinstance(answer, type) or not issubclass(answer, Callback):
-        return t("expected a class derived from mindspore.train.Callback, got {answer}", answer=shown(answer))
+    _a_subclass(answer, Callback)
     x, y = make_linear_data()
     means, lasts = numpy_epoch_losses(15)
     for threshold in STOP_THRESHOLDS:
         expected = expected_stop_epoch(threshold)
-        counter = _counter()
-        try:
-            _zero_model().fit(15, _dataset(x, y, BATCH), callbacks=[answer(threshold), counter])
-        except ValueError as error:
-            if "on_train" in str(error):
-                return t("model.fit refused the callback because it defines a 1.x method (epoch_end, step_end, "
-                         "begin...): use on_train_epoch_end, on_train_step_end, on_train_epoch_begin")
-            raise
-        if counter.steps % 5:
-            return t("with threshold={threshold}, training stopped in the middle of epoch {epoch} (after {steps} "
-                     "steps): request the stop at the end of an epoch, not after a step", threshold=threshold,
-                     epoch=counter.epochs, steps=counter.steps)
-        if counter.epochs == 15 and expected < 15:
-            return t("with threshold={threshold}, training never stopped: call run_context.request_stop()",
-                     threshold=threshold)
-        if counter.epochs != expected:
+        model, optimizer = _zero_model()
+        _run(model.fit, 15, _dataset(x, y, BATCH), callbacks=[answer(threshold)],
+             use="on_train_epoch_end, on_train_step_end, on_train_epoch_begin")
+        steps = int(optimizer.global_step.asnumpy().ravel()[0])
+        epochs = -(-steps // 5)  # 5 steps an epoch: the one it stopped in
+        if steps % 5:
+            raise Incorrect(t("with threshold={threshold}, training stopped in the middle of epoch {epoch} (after "
+                              "{steps} steps): request the stop at the end of an epoch, not after a step",
+                              threshold=threshold, epoch=epochs, steps=steps))
+        if epochs == 15 and expected < 15:
+            raise Incorrect(t("with threshold={threshold}, training never stopped: call run_context.request_stop()",
+                              threshold=threshold))
+        if epochs != expected:
             last_rule = next((k for k, loss in enumerate(lasts, 1) if loss < threshold), None)
             why = (t(" That is where the loss of the epoch's last step drops below it: average all the epoch's "
-                     "steps.") if counter.epochs == last_rule else "")
-            return t("with threshold={threshold}, training stopped after epoch {epoch}, but the first epoch whose "
-                     "mean loss is below it is epoch {expected} (mean {mean:.4f}, epoch {before}: "
-                     "{mean_before:.4f}).{why}", threshold=threshold, epoch=counter.epochs, expected=expected,
-                     mean=means[expected - 1], before=expected - 1, mean_before=means[expected - 2], why=why)
-    return None
+                     "steps.") if epochs == last_rule else "")
+            raise Incorrect(t("with threshold={threshold}, training stopped after epoch {epoch}, but the first epoch "
+                              "whose mean loss is below it is epoch {expected} (mean {mean:.4f}, epoch {before}: "
+                              "{mean_before:.4f}).{why}", threshold=threshold, epoch=epochs,
+                              expected=expected, mean=means[expected - 1], before=expected - 1,
+                              mean_before=means[expected - 2], why=why))
 
 
 # ---- 09.5: an RMSE metric over batches of any size ---------------------------------------------------------
-def _feed(metric, batches):
-    """Feed the batches; return (the metric's eval() as a float, None) or (None, what is wrong with it)."""
-    from mindspore import Tensor
-
-    for pred, true in batches:
-        metric.update(Tensor(pred), Tensor(true))
-    return as_number(metric.eval(), t("your metric's eval()"))
-
-
 def _random_batches(rng, sizes):
     batches = []
     for n in sizes:
@@ -211,57 +210,55 @@ def _random_batches(rng, sizes):
     return batches
 
 
-def _numpy_rmse(batches):
-    errors = np.concatenate([p.astype(np.float64) - y.astype(np.float64) for p, y in batches])
-    return float(np.sqrt(np.mean(errors ** 2)))
+def _numpy_rmse(batches, average=None, root=True):
+    """Oracle: the RMSE over all samples of the (prediction, truth) batches; and the typical mistakes: the mean
+    of the batches' RMSE (average="rmse"), the root of the mean of their MSE (average="mse"), no root."""
+    if average == "rmse":
+        return float(np.mean([_numpy_rmse([batch]) for batch in batches]))
+    if average == "mse":
+        return float(np.sqrt(np.mean([_numpy_rmse([batch], root=False) for batch in batches])))
+    mse = float(np.mean(np.concatenate([p.astype(np.float64) - y.astype(np.float64) for p, y in batches]) ** 2))
+    return float(np.sqrt(mse)) if root else mse
+
+
+_PER_BATCH = lazy("for batches of 7, 30, 3 and 60 samples your metric gives {value:.6f}, numpy {want:.6f}: you "
+                  "average per-batch values. Accumulate sums over samples and divide once in eval()")
+_RMSE_MISTAKES = [({"average": "rmse"}, _PER_BATCH), ({"average": "mse"}, _PER_BATCH),
+                  ({"root": False}, lazy("your metric gives {value:.6f} = the mean squared error; RMSE is its "
+                                         "square root ({want:.6f})"))]
+_same_rmse = partial(close, rtol=1e-5, atol=1e-8)
 
 
 def _check_rmse_metric(answer):
+    from mindspore import Tensor
     from mindspore.train import Metric
 
-    if isinstance(answer, Metric):
-        return t("set answer to the class itself (RMSE), not an instance (RMSE())")
-    if not isinstance(answer, type) or not issubclass(answer, Metric):
-        return t("expected a class derived from mindspore.train.Metric, got {answer}", answer=shown(answer))
-    rng = np.random.default_rng(7)
-    metric = answer()
-    metric.clear()
+    _a_subclass(answer, Metric)
+    metric, rng = answer(), np.random.default_rng(7)
+
+    def fed(batches):
+        metric.clear()
+        for pred, true in batches:
+            _run(metric.update, Tensor(pred), Tensor(true))
+        return number(metric.eval(), t("your metric's eval()")), _numpy_rmse(batches)
+
     first = _random_batches(rng, (7, 30, 3, 60))
-    (got, problem), want = _feed(metric, first), _numpy_rmse(first)
-    if problem:
-        return problem
-    if not np.isclose(got, want, rtol=1e-5):
-        per_batch = float(np.mean([_numpy_rmse([b]) for b in first]))
-        batch_mse = float(np.sqrt(np.mean([_numpy_rmse([b]) ** 2 for b in first])))
-        if np.isclose(got, per_batch, rtol=1e-5) or np.isclose(got, batch_mse, rtol=1e-5):
-            return t("for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy {want:.6f}: you "
-                     "average per-batch values. Accumulate sums over samples and divide once in eval()", got=got,
-                     want=want)
-        if np.isclose(got, want ** 2, rtol=1e-5):
-            return t("your metric gives {got:.6f} = the mean squared error; RMSE is its square root ({want:.6f})",
-                     got=got, want=want)
-        return t("for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy gives {want:.6f}",
-                 got=got, want=want)
-    metric.clear()
-    second = _random_batches(rng, (11, 5))
-    (got, problem), want = _feed(metric, second), _numpy_rmse(second)
-    if problem:
-        return problem
-    if not np.isclose(got, want, rtol=1e-5):
-        return t("after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset in clear()",
-                 got=got, want=want)
-    x, y = make_linear_data(n=50, seed=3)
-    model = _zero_model(metrics={"rmse": answer()})
-    got, problem = as_number(model.eval(_dataset(x, y, 15))["rmse"], t("inside Model.eval, your metric"))
-    if problem:  # batches of 15, 15, 15, 5; w = b = 0 predicts 0
-        return problem
+    got, want = fed(first)
+    if not _same_rmse(got, want):
+        name_the_mistake(got, lambda **mistake: _numpy_rmse(first, **mistake), _RMSE_MISTAKES, same=_same_rmse,
+                         value=got, want=want)  # (name_the_mistake's first argument is called got)
+        raise Incorrect(t("for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy gives "
+                          "{want:.6f}", got=got, want=want))
+    got, want = fed(_random_batches(rng, (11, 5)))
+    if not _same_rmse(got, want):
+        raise Incorrect(t("after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset in "
+                          "clear()", got=got, want=want))
+    x, y = make_linear_data(n=50, seed=3)  # in batches of 15, 15, 15, 5; w = b = 0 predicts 0
+    got = number(_run(_zero_model(metrics={"rmse": answer()})[0].eval, _dataset(x, y, 15))["rmse"],
+                 t("inside Model.eval, your metric"))
     want = float(np.sqrt(np.mean(y.astype(np.float64) ** 2)))
-    if not np.isclose(got, want, rtol=1e-5):
-        return t("inside Model.eval your metric gives {got:.6f}, numpy {want:.6f}", got=got, want=want)
-    return None
-
-
-# ---- predictions -------------------------------------------------------------------------------------------
+    if not _same_rmse(got, want):
+        raise Incorrect(t("inside Model.eval your metric gives {got:.6f}, numpy {want:.6f}", got=got, want=want))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -291,19 +288,19 @@ plateau_under_train = Prediction(
            lazy("under model.train nothing is validated, so the value they watch never appears: each epoch they log "
                 "'eval_loss, which is not available' and do nothing. With GLOG_v=3 you do not even see the warning"))},
     answer="c")
-keep_best = ScaffoldExercise(_check_keep_best, hints=[
+keep_best = FunctionExercise(_check_keep_best, signature="KeepBest()", cls=True, hints=[
     lazy("two moments matter: the end of each epoch, when fit has just validated, and the end of training"),
     lazy("on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, "
          "keep it and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}"),
     lazy("on_train_end: for every parameter p of cb_params.network.trainable_params(), "
          "ops.assign(p, Tensor(self.best_weights[p.name]))"),
 ])
-stop_below = Exercise(_check_stop_below, hints=[
+stop_below = FunctionExercise(_check_stop_below, signature="StopBelow(threshold)", cls=True, hints=[
     lazy("the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends"),
     lazy("collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in "
          "on_train_epoch_end compare their mean with the threshold and call run_context.request_stop()"),
 ])
-rmse_metric = Exercise(_check_rmse_metric, hints=[
+rmse_metric = FunctionExercise(_check_rmse_metric, signature="RMSE()", cls=True, hints=[
     lazy("a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean"),
     lazy("keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
          "self._convert_data(tensor) gives a numpy array"),

@@ -7,17 +7,15 @@ one-hot labels with ``sparse=True``, and the best accuracy of a straight line on
 """
 
 import warnings
+from functools import partial
 
 import numpy as np
 
 from course_utils._validate import shown
 from course_utils.data import make_spirals
-from course_utils.exercises import Prediction, ScaffoldExercise, as_array, as_number, bind
+from course_utils.exercises import FunctionExercise, Incorrect, Prediction, array, bind, close, name_the_mistake, number
 from course_utils.messages import lazy, t
 from course_utils.oracles import confusion_matrix, knn_accuracy, softmax_cross_entropy
-
-# ---- 10.1, 10.2: predictions --------------------------------------------------------------------------
-
 
 # ---- 10.3: an MLP classifier in a Model ----------------------------------------------------------------
 SPIRALS = {"n": 450, "classes": 3, "noise": 0.05, "seed": 21}  # the check's data: the lesson never shows it
@@ -25,6 +23,7 @@ N_TRAIN = 300
 EPOCHS, BATCH = 60, 32
 THRESHOLD = 0.85  # the numpy 5-nearest-neighbour vote reaches 0.953 on these held-out points, a line about 0.5
 CHECK_SEED = 7  # initial weights and shuffle order of the check's training run
+PROBE = np.random.RandomState(3).uniform(-1, 1, (64, 2)).astype(np.float32)  # points the untrained nets see
 
 
 def spirals_split():
@@ -38,131 +37,90 @@ def _dataset(x, y, batch_size, shuffle):
     return ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=shuffle).batch(batch_size)
 
 
-def _probe_points():
-    rng = np.random.RandomState(3)
-    return rng.uniform(-1, 1, (64, 2)).astype(np.float32)
-
-
-def _logits_of(net, points, classes, call):
-    from mindspore import Tensor
-
-    out, problem = as_array(net(Tensor(points)), t("the output of the net of {call}", call=call))
-    if problem:
-        return None, problem
-    if out.shape != (len(points), classes):
-        got = t("{count} numbers per point", count=out.shape[1]) if out.ndim == 2 and out.shape[0] == len(points) \
-            else t("an output of shape {shape}", shape=out.shape)
-        return None, t("for {n} points the net of {call} gives {got}, expected shape ({n}, {classes}): one logit "
-                       "per class (use the argument classes)", n=len(points), call=call, got=got, classes=classes)
-    if not np.all(np.isfinite(out)):
-        return None, t("the net of {call} gives NaN or inf before any training", call=call)
-    return out, None
-
-
-def _built_model(answer, classes):
-    from mindspore.train import Model
-
-    model = answer(classes)
-    if model is None:
-        return None, t("build_classifier returned None: end it with return Model(net, loss_fn, optimizer, "
-                       "metrics=...)")
-    if not isinstance(model, Model):
-        return None, t("build_classifier({classes}) must return a mindspore.train.Model, got {model}",
-                       classes=classes, model=shown(model))
-    return model, None
-
-
 def _check_loss(loss_fn, logits):
     from mindspore import Tensor
 
     if loss_fn is None:
-        return t("the Model has no loss function: pass loss_fn as Model's second argument")
+        raise Incorrect(t("the Model has no loss function: pass loss_fn as Model's second argument"))
     labels = np.arange(len(logits)) % logits.shape[1]
     try:
         value = loss_fn(Tensor(logits.astype(np.float32)), Tensor(labels.astype(np.int32)))
     except TypeError:
-        return t("the loss refuses int32 class labels: SoftmaxCrossEntropyWithLogits needs sparse=True "
-                 "for labels that are class indices")
-    loss, problem = as_array(value, t("the loss"))
-    if problem:
-        return problem
+        raise Incorrect(t("the loss refuses int32 class labels: SoftmaxCrossEntropyWithLogits needs sparse=True "
+                          "for labels that are class indices")) from None
+    loss = array(value, t("the loss"))
     if loss.shape not in ((), (1,)):
-        return t("the loss gives {size} values for a batch of {n} points: one loss per point. "
-                 "Average them: reduction='mean'", size=loss.size, n=len(logits))
-    want = softmax_cross_entropy(logits, labels)
-    if not np.isclose(float(loss.ravel()[0]), want, rtol=1e-4, atol=1e-6):
-        return t("the loss of the checker's logits is {got:.5f}, but their mean softmax cross-entropy is "
-                 "{want:.5f}: use nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')",
-                 got=float(loss.ravel()[0]), want=want)
-    return None
-
-
-def _is_affine(logits_fn, points):
-    """True if the net is affine in its input (a stack of Dense layers without a non-linearity)."""
-    a, b = points[:32], points[32:]
-    mixed = (0.3 * a + 0.7 * b).astype(np.float32)
-    return np.allclose(logits_fn(mixed), 0.3 * logits_fn(a) + 0.7 * logits_fn(b), rtol=1e-4, atol=1e-4)
+        raise Incorrect(t("the loss gives {size} values for a batch of {n} points: one loss per point. "
+                          "Average them: reduction='mean'", size=loss.size, n=len(logits)))
+    got, want = float(loss.ravel()[0]), softmax_cross_entropy(logits, labels)
+    if not close(got, want, rtol=1e-4, atol=1e-6):
+        raise Incorrect(t("the loss of the checker's logits is {got:.5f}, but their mean softmax cross-entropy is "
+                          "{want:.5f}: use nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')",
+                          got=got, want=want))
 
 
 def _check_classifier(answer):
     import mindspore as ms
     from mindspore import Tensor, nn
+    from mindspore.train import Model
 
-    if not callable(answer):
-        return t("expected the function build_classifier itself, got {answer}", answer=shown(answer))
-    probe = _probe_points()
     for classes in (4, 3):  # 4 first: a net that ignores the argument fails here
         ms.set_seed(CHECK_SEED)
-        model, problem = _built_model(answer, classes)
-        if problem:
-            return problem
-        net = model.predict_network
-        logits, problem = _logits_of(net, probe, classes, f"build_classifier({classes})")
-        if problem:
-            return problem
-    if np.allclose(logits.sum(axis=1), 1.0, atol=1e-4) and logits.min() >= 0:
-        return t("the net's outputs are probabilities (each row sums to 1): the net ends with a softmax. "
-                 "Return logits (end with a Dense layer); the loss applies the softmax itself")
-    if _is_affine(lambda p: net(Tensor(p)).asnumpy().astype(np.float64), probe):
-        return t("the net is linear in its input, like a single Dense layer: its boundaries are straight lines. "
-                 "Put a non-linearity (nn.Tanh() or nn.ReLU()) between the Dense layers")
-    problem = _check_loss(getattr(model, "_loss_fn", None), logits)
-    if problem:
-        return problem
+        model = classifier.call(answer, classes)
+        if not isinstance(model, Model):
+            raise Incorrect(t("build_classifier({classes}) must return a mindspore.train.Model, got {model}",
+                              classes=classes, model=shown(model)))
+        net, call = model.predict_network, f"build_classifier({classes})"
+        logits = array(net(Tensor(PROBE)), t("the output of the net of {call}", call=call))
+        if logits.shape != (len(PROBE), classes):
+            got = (t("{count} numbers per point", count=logits.shape[1]) if logits.ndim == 2
+                   and len(logits) == len(PROBE) else t("an output of shape {shape}", shape=logits.shape))
+            raise Incorrect(t("for {n} points the net of {call} gives {got}, expected shape ({n}, {classes}): one "
+                              "logit per class (use the argument classes)", n=len(PROBE), call=call, got=got,
+                              classes=classes))
+        if not np.all(np.isfinite(logits)):
+            raise Incorrect(t("the net of {call} gives NaN or inf before any training", call=call))
+    sums = logits.sum(axis=1)
+    if close(sums, np.ones_like(sums), rtol=1e-5, atol=1e-4) and logits.min() >= 0:
+        raise Incorrect(t("the net's outputs are probabilities (each row sums to 1): the net ends with a softmax. "
+                          "Return logits (end with a Dense layer); the loss applies the softmax itself"))
+    a, b = PROBE[:32], PROBE[32:]  # a stack of Dense layers without a non-linearity is affine in its input
+    if close(net(Tensor(0.3 * a + 0.7 * b)).asnumpy(), 0.3 * logits[:32] + 0.7 * logits[32:], rtol=1e-4, atol=1e-4):
+        raise Incorrect(t("the net is linear in its input, like a single Dense layer: its boundaries are straight "
+                          "lines. Put a non-linearity (nn.Tanh() or nn.ReLU()) between the Dense layers"))
+    _check_loss(getattr(model, "_loss_fn", None), logits)
     metrics = getattr(model, "_metric_fns", None) or {}
     if "accuracy" not in metrics:
-        return t("the Model's metrics must include 'accuracy', got {metrics}", metrics=sorted(metrics) or t("none"))
+        raise Incorrect(t("the Model's metrics must include 'accuracy', got {metrics}",
+                          metrics=sorted(metrics) or t("none")))
     optimizer = getattr(model, "_optimizer", None)
     if not isinstance(optimizer, nn.Adam):
-        return t("use nn.Adam(net.trainable_params(), learning_rate=...) as the optimizer, got {optimizer}",
-                 optimizer=shown(optimizer))
+        raise Incorrect(t("use nn.Adam(net.trainable_params(), learning_rate=...) as the optimizer, got {optimizer}",
+                          optimizer=shown(optimizer)))
 
     x_train, y_train, x_test, y_test = spirals_split()
     ms.set_seed(CHECK_SEED)
     model.train(EPOCHS, _dataset(x_train, y_train, BATCH, True), dataset_sink_mode=False)
-    reported, problem = as_number(model.eval(_dataset(x_test, y_test, 150, False))["accuracy"],
-                                  t("the 'accuracy' metric"))
-    if problem:
-        return problem
+    reported = number(model.eval(_dataset(x_test, y_test, 150, False))["accuracy"], t("the 'accuracy' metric"))
     predicted = net(Tensor(x_test)).asnumpy()
     if not np.all(np.isfinite(predicted)):
-        return t("after {epochs} epochs the net gives NaN or inf: lower the learning rate (Adam: 0.005 to 0.05)",
-                 epochs=EPOCHS)
+        raise Incorrect(t("after {epochs} epochs the net gives NaN or inf: lower the learning rate (Adam: 0.005 to "
+                          "0.05)", epochs=EPOCHS))
     accuracy = float(np.mean(predicted.argmax(axis=1) == y_test))
-    if not np.isclose(reported, accuracy, atol=1e-6):
-        return t("the metric 'accuracy' says {reported:.4f}, but {accuracy:.4f} of the held-out points are "
-                 "classified right: use nn.Accuracy()", reported=reported, accuracy=accuracy)
+    if not close(reported, accuracy, rtol=1e-5, atol=1e-6):
+        raise Incorrect(t("the metric 'accuracy' says {reported:.4f}, but {accuracy:.4f} of the held-out points are "
+                          "classified right: use nn.Accuracy()", reported=reported, accuracy=accuracy))
     if accuracy < THRESHOLD:
         knn = knn_accuracy(x_train, y_train, x_test, y_test, k=5)
-        return t("after {epochs} epochs your classifier gets {accuracy:.3f} of the {n} held-out spiral points "
-                 "right; expected at least {threshold} (a 5-nearest-neighbour vote gets {knn:.3f}). Give it more "
-                 "hidden units (16 to 64) or a larger learning rate (Adam: 0.01 to 0.05)", epochs=EPOCHS,
-                 accuracy=accuracy, n=len(y_test), threshold=THRESHOLD, knn=knn)
-    return None
+        raise Incorrect(t("after {epochs} epochs your classifier gets {accuracy:.3f} of the {n} held-out spiral "
+                          "points right; expected at least {threshold} (a 5-nearest-neighbour vote gets {knn:.3f}). "
+                          "Give it more hidden units (16 to 64) or a larger learning rate (Adam: 0.01 to 0.05)",
+                          epochs=EPOCHS, accuracy=accuracy, n=len(y_test), threshold=THRESHOLD, knn=knn))
 
 
 # ---- 10.4: accuracy and precision over all batches -----------------------------------------------------
 METRIC_CLASSES = 3
+_same = partial(close, rtol=1e-5, atol=1e-6)  # a metric's numbers: as exact as float64 division gives them
 
 
 def metric_batches(seed, sizes):
@@ -177,9 +135,15 @@ def metric_batches(seed, sizes):
     return out
 
 
-def metric_oracle(batches, undefined=np.nan):
+def metric_oracle(batches, undefined=np.nan, over="points"):
     """(accuracy, precision per class, recall per class) over all rows of the batches; a precision or recall
-    with nothing to divide by is ``undefined``."""
+    with nothing to divide by is ``undefined``. As the typical mistakes compute them: over="last batch" (only
+    the last batch counts), over="batches" (the mean of the batch values, an undefined one left out)."""
+    if over == "batches":
+        with warnings.catch_warnings():  # a class no batch predicted: nanmean of nothing
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return tuple(np.nanmean(v, axis=0) for v in zip(*(metric_oracle([b], undefined) for b in batches)))
+    batches = batches[-1:] if over == "last batch" else batches
     counts = confusion_matrix(np.concatenate([b[0] for b in batches]), np.concatenate([b[1] for b in batches]),
                               METRIC_CLASSES)
     right = np.diag(counts).astype(np.float64)
@@ -188,22 +152,34 @@ def metric_oracle(batches, undefined=np.nan):
             np.where(true > 0, right / np.maximum(true, 1), undefined))
 
 
+ACCURACY_MISTAKES = [
+    ({"over": "batches"}, lazy("{what}, accuracy is {accuracy:.4f}, the mean of the {batches} batch accuracies; over "
+                               "all {n} points it is {want:.4f}. Count right points and points, divide in eval "
+                               "(article 003's mistake)")),
+    ({"over": "last batch"}, lazy("{what}, accuracy is {accuracy:.4f}, the last batch's only: add each batch to the "
+                                  "counts instead of replacing them")),
+]
+PRECISION_MISTAKES = [  # part 2 of metric_oracle is the recall; a class a batch never predicted: left out, or 0
+    ({"part": 2}, lazy("{what}, precision is {precision}, the recall: precision divides the right predictions of a "
+                       "class by how often it was *predicted* (a column of the confusion matrix)")),
+    *[({"over": "batches", "undefined": undefined},
+       lazy("{what}, precision is {precision}, the mean of the batch precisions; over all points it is {want}: keep "
+            "counts per class, divide in eval")) for undefined in (np.nan, 0.0)],
+]
+
+
 def _read(result, n):
     if not isinstance(result, dict) or not {"accuracy", "precision"} <= set(result):
-        return None, t("eval() must return a dict with 'accuracy' and 'precision', got {result}",
-                       result=shown(result))
-    accuracy, problem = as_number(result["accuracy"], t("eval()['accuracy'] after {n} points", n=n))
-    if problem:
-        return None, problem
-    precision, problem = as_array(result["precision"], t("eval()['precision'] after {n} points", n=n))
-    if problem:
-        return None, problem
+        raise Incorrect(t("eval() must return a dict with 'accuracy' and 'precision', got {result}",
+                          result=shown(result)))
+    accuracy = number(result["accuracy"], t("eval()['accuracy'] after {n} points", n=n))
+    precision = array(result["precision"], t("eval()['precision'] after {n} points", n=n))
     if precision.shape != (METRIC_CLASSES,):
-        return None, t("eval()['precision'] must hold one value per class, shape ({classes},), got shape {shape}",
-                       classes=METRIC_CLASSES, shape=precision.shape)
+        raise Incorrect(t("eval()['precision'] must hold one value per class, shape ({classes},), got shape "
+                          "{shape}", classes=METRIC_CLASSES, shape=precision.shape))
     if not np.all(np.isfinite(precision)):
-        return None, t("eval()['precision'] holds NaN or inf: {precision}", precision=precision)
-    return (accuracy, precision), None
+        raise Incorrect(t("eval()['precision'] holds NaN or inf: {precision}", precision=precision))
+    return accuracy, precision
 
 
 def _feed(metric, batches):
@@ -216,72 +192,45 @@ def _feed(metric, batches):
 
 
 def _diagnose(got, batches, what):
-    (accuracy, precision), (want_acc, want_prec, want_recall) = got, metric_oracle(batches)
-    n = sum(len(b[1]) for b in batches)
-    per_batch = [metric_oracle([b]) for b in batches]
-    if not np.isclose(accuracy, want_acc, atol=1e-6):
-        if np.isclose(accuracy, np.mean([p[0] for p in per_batch]), atol=1e-6):
-            return t("{what}, accuracy is {accuracy:.4f}, the mean of the {batches} batch accuracies; over all "
-                     "{n} points it is {want:.4f}. Count right points and points, divide in eval (article "
-                     "003's mistake)", what=what, accuracy=accuracy, batches=len(batches), n=n, want=want_acc)
-        if np.isclose(accuracy, per_batch[-1][0], atol=1e-6):
-            return t("{what}, accuracy is {accuracy:.4f}, the last batch's only: add each batch to the counts "
-                     "instead of replacing them", what=what, accuracy=accuracy)
-        return t("{what}, expected accuracy {want:.4f} over all {n} points, got {accuracy:.4f}", what=what,
-                 want=want_acc, n=n, accuracy=accuracy)
-    if not np.allclose(precision, want_prec, atol=1e-6):
-        if np.allclose(precision, want_recall, atol=1e-6):
-            return t("{what}, precision is {precision}, the recall: precision divides the right predictions of a "
-                     "class by how often it was *predicted* (a column of the confusion matrix)", what=what,
-                     precision=np.round(precision, 4))
-        with warnings.catch_warnings():  # a class no batch predicted: nanmean of nothing
-            warnings.simplefilter("ignore", RuntimeWarning)
-            batch_means = (np.nanmean([p[1] for p in per_batch], axis=0),
-                           np.mean([metric_oracle([b], undefined=0.0)[1] for b in batches], axis=0))
-        if any(np.allclose(precision, mean, atol=1e-6) for mean in batch_means):
-            return t("{what}, precision is {precision}, the mean of the batch precisions; over all points it is "
-                     "{want}: keep counts per class, divide in eval", what=what, precision=np.round(precision, 4),
-                     want=np.round(want_prec, 4))
-        return t("{what}, expected precision {want} over all {n} points, got {precision}", what=what,
-                 want=np.round(want_prec, 4), n=n, precision=np.round(precision, 4))
-    return None
+    (accuracy, precision), n = got, sum(len(b[1]) for b in batches)
+    want_acc, want_prec, _ = metric_oracle(batches)
+    if not _same(accuracy, want_acc):
+        name_the_mistake(accuracy, lambda **how: metric_oracle(batches, **how)[0], ACCURACY_MISTAKES, same=_same,
+                         what=what, accuracy=accuracy, batches=len(batches), n=n, want=want_acc)
+        raise Incorrect(t("{what}, expected accuracy {want:.4f} over all {n} points, got {accuracy:.4f}", what=what,
+                          want=want_acc, n=n, accuracy=accuracy))
+    if not _same(precision, want_prec):
+        name_the_mistake(precision, lambda part=1, **how: metric_oracle(batches, **how)[part], PRECISION_MISTAKES,
+                         same=_same, what=what, precision=np.round(precision, 4), want=np.round(want_prec, 4))
+        raise Incorrect(t("{what}, expected precision {want} over all {n} points, got {precision}", what=what,
+                          want=np.round(want_prec, 4), n=n, precision=np.round(precision, 4)))
 
 
 def _check_multi_metric(answer):
-    from mindspore import nn
+    from mindspore import Tensor, nn
     from mindspore.train import Metric, Model
 
-    if isinstance(answer, Metric):
-        return t("pass the class itself (AccuracyPrecision), not an instance")
-    if not isinstance(answer, type) or not issubclass(answer, Metric):
-        return t("expected a class derived from mindspore.train.Metric, got {answer}", answer=shown(answer))
-    metric = answer(METRIC_CLASSES)
-    for seed, sizes in ((11, (5, 17, 2, 9)), (12, (30, 4, 11))):
-        batches = metric_batches(seed, sizes)
-        got, problem = _feed(metric, batches)  # the same object twice: clear() must reset it
-        what = (t("for batches of {sizes} points (after clear())", sizes=", ".join(map(str, sizes))) if seed == 12
-                else t("for batches of {sizes} points", sizes=", ".join(map(str, sizes))))
-        problem = problem or _diagnose(got, batches, what)
-        if problem:
-            if seed == 12 and got is not None:
-                accumulated = _diagnose(got, metric_batches(11, (5, 17, 2, 9)) + batches, what)
-                if accumulated is None:
-                    return t("{what}, eval() still counts the batches fed before clear(): reset every count in "
-                             "clear()", what=what)
-            return problem
+    if not issubclass(answer, Metric):
+        raise Incorrect(t("expected a class derived from mindspore.train.Metric, got {answer}", answer=shown(answer)))
+    metric, first = answer(METRIC_CLASSES), metric_batches(11, (5, 17, 2, 9))
+    _diagnose(_feed(metric, first), first, t("for batches of {sizes} points", sizes="5, 17, 2, 9"))
+    batches, what = metric_batches(12, (30, 4, 11)), t("for batches of {sizes} points (after clear())",
+                                                       sizes="30, 4, 11")
+    got = _feed(metric, batches)  # the same object again: clear() must reset it
+    if not _same(got, metric_oracle(batches)[:2]) and _same(got, metric_oracle(first + batches)[:2]):
+        raise Incorrect(t("{what}, eval() still counts the batches fed before clear(): reset every count in clear()",
+                          what=what))
+    _diagnose(got, batches, what)
     # inside Model.eval: a fixed linear classifier of 2-D points, 40 points in batches of 16, 16, 8
     rng = np.random.RandomState(13)
     points = rng.normal(size=(40, 2)).astype(np.float32)
     labels = rng.randint(0, METRIC_CLASSES, 40).astype(np.int32)
     weight = np.array([[1.0, 0.2], [-0.5, 1.0], [-0.5, -1.2]], np.float32)
-    from mindspore import Tensor
-
     net = nn.Dense(2, METRIC_CLASSES, weight_init=Tensor(weight), bias_init="zeros")
     result = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
                    metrics={"ap": answer(METRIC_CLASSES)}).eval(_dataset(points, labels, 16, False))["ap"]
-    got, problem = _read(result, 40)
     batches = [(points[i:i + 16] @ weight.T, labels[i:i + 16]) for i in range(0, 40, 16)]
-    return problem or _diagnose(got, batches, t("inside Model.eval, on 40 points in batches of 16, 16, 8"))
+    _diagnose(_read(result, 40), batches, t("inside Model.eval, on 40 points in batches of 16, 16, 8"))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -314,12 +263,12 @@ linear_accuracy = Prediction(
            lazy("training finds the best line, but the best line is still a line: the tips of each moon reach "
                 "past any line that separates the rest."))},
     answer="c")
-classifier = ScaffoldExercise(_check_classifier, hints=[
+classifier = FunctionExercise(_check_classifier, signature="build_classifier(classes)", hints=[
     lazy("the lesson's mlp() has the shape you need; what must change for `classes` classes?"),
     lazy("net = nn.SequentialCell(nn.Dense(2, 32), nn.Tanh(), nn.Dense(32, 32), nn.Tanh(), nn.Dense(32, classes)); "
          "the loss and metrics as in the lesson's train(); Adam with learning_rate=0.02"),
 ])
-multi_metric = ScaffoldExercise(_check_multi_metric, hints=[
+multi_metric = FunctionExercise(_check_multi_metric, signature="AccuracyPrecision(classes)", cls=True, hints=[
     lazy("keep counts, not averages: how many points, how many right, and per class how often it was predicted "
          "and how often that prediction was right"),
     lazy("in update: predicted = logits.argmax(axis=1); self.right += (predicted == labels).sum(); "

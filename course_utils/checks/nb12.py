@@ -10,7 +10,7 @@ import numpy as np
 from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_number, bind
+from course_utils.exercises import NONE_HINT, Exercise, FunctionExercise, Incorrect, Prediction, bind, close, number
 from course_utils.messages import lazy, t
 
 TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
@@ -19,39 +19,36 @@ CHECK_STEPS = 20  # steps the checker of 12.6 trains the learner's cell for
 
 
 def _power_of_two(answer, what):
-    """Return (value, None) for a positive power of two, else (None, problem)."""
-    value, problem = as_number(answer, what)
-    if problem:
-        return None, t("{problem} (such as 2.0 ** -3)", problem=problem)
+    """The answer as a positive power of two, else :class:`Incorrect`."""
+    try:
+        value = number(answer, what)
+    except Incorrect as problem:
+        raise Incorrect(t("{problem} (such as 2.0 ** -3)", problem=problem)) from None
     if value <= 0:
-        return None, t("expected a positive number, got {value!r}", value=value)
-    mantissa, _ = math.frexp(value)
-    if mantissa != 0.5:
-        return None, t("{value!r} is not a power of two; write it as 2.0 ** k", value=value)
-    return value, None
+        raise Incorrect(t("expected a positive number, got {value!r}", value=value))
+    if math.frexp(value)[0] != 0.5:
+        raise Incorrect(t("{value!r} is not a power of two; write it as 2.0 ** k", value=value))
+    return value
 
 
 def _changes_one(u):
-    one = np.float16(1.0)
-    return bool(one + np.float16(u) != one)
+    return bool(np.float16(1.0) + np.float16(u) != np.float16(1.0))
 
 
 def _check_smallest_update(answer):
-    u, problem = _power_of_two(answer, t("the update"))
-    if problem:
-        return problem
+    u = _power_of_two(answer, t("the update"))
     k = -math.log2(u)
     if u == 2.0 ** -23:
-        return t("2**-23 is float32's spacing at 1; in float16 an update that small vanishes. Add it to a float16 1")
+        raise Incorrect(t("2**-23 is float32's spacing at 1; in float16 an update that small vanishes. Add it to a "
+                          "float16 1"))
+    if u == 2.0 ** -11:
+        raise Incorrect(t("1 + 2**-11 lies exactly halfway between 1 and the next float16 number, 1 + 2**-10; "
+                          "a tie rounds to the neighbour with an even last bit, which is 1 itself"))
     if not _changes_one(u):
-        if u == 2.0 ** -11:
-            return t("1 + 2**-11 lies exactly halfway between 1 and the next float16 number, 1 + 2**-10; "
-                     "a tie rounds to the neighbour with an even last bit, which is 1 itself")
-        return t("float16(1) + 2**-{k:g} is still exactly 1: that update is lost. Try a larger one", k=k)
+        raise Incorrect(t("float16(1) + 2**-{k:g} is still exactly 1: that update is lost. Try a larger one", k=k))
     if _changes_one(u / 2):
-        return t("1 + 2**-{k:g} does change, but so does 1 + 2**-{smaller:g}: there is a smaller one", k=k,
-                 smaller=k + 1)
-    return None
+        raise Incorrect(t("1 + 2**-{k:g} does change, but so does 1 + 2**-{smaller:g}: there is a smaller one", k=k,
+                          smaller=k + 1))
 
 
 def tiny_loss_gradients(x=None, y=None):
@@ -68,27 +65,17 @@ def _finite_in_float16(values):
 
 
 def _check_largest_scale(answer):
-    scale, problem = _power_of_two(answer, t("the loss scale"))
-    if problem:
-        return problem
+    scale = _power_of_two(answer, t("the loss scale"))
     grads = tiny_loss_gradients()
     if scale == 2.0 ** 15:
-        return t("2**15 is the largest scale for the plain MSE; this loss is 2**-24 times smaller, "
-                 "so its gradients can be scaled 2**24 times more")
+        raise Incorrect(t("2**15 is the largest scale for the plain MSE; this loss is 2**-24 times smaller, "
+                          "so its gradients can be scaled 2**24 times more"))
     if not _finite_in_float16(scale * grads):
-        biggest = float(np.max(np.abs(scale * grads)))
-        return t("too large: the scaled gradient reaches {biggest:,.0f}, above float16's largest number "
-                 "65504, so it becomes inf", biggest=biggest)
+        raise Incorrect(t("too large: the scaled gradient reaches {biggest:,.0f}, above float16's largest number "
+                          "65504, so it becomes inf", biggest=float(np.max(np.abs(scale * grads)))))
     if _finite_in_float16(2 * scale * grads):
-        return t("S = 2**{log2:g} keeps the gradients finite, but twice that still does: go larger",
-                 log2=math.log2(scale))
-    return None
-
-
-def _gradient_descent(w, b, lr, steps):
-    """(w, b) after ``steps`` full-batch gradient-descent steps on the course data (course_utils.oracles)."""
-    ws, bs, _ = oracles.gradient_descent(*make_linear_data(), lr, steps, w=w, b=b)
-    return (float(ws[-1]), float(bs[-1])) if steps else (w, b)
+        raise Incorrect(t("S = 2**{log2:g} keeps the gradients finite, but twice that still does: go larger",
+                          log2=math.log2(scale)))
 
 
 def _check_fixed_scale_fix(answer):
@@ -96,41 +83,40 @@ def _check_fixed_scale_fix(answer):
     from mindspore import Tensor, nn
 
     if not isinstance(answer, nn.TrainOneStepCell):
-        return t("expected the train cell that build_train_network returns, got {kind}; "
-                 "set answer = build_train_network(...)", kind=type(answer).__name__)
+        raise Incorrect(t("expected the train cell that build_train_network returns, got {kind}; "
+                          "set answer = build_train_network(...)", kind=type(answer).__name__))
     sens = float(answer.sens)
     if sens != FIXED_SCALE:
-        return t("this train cell scales the loss by {sens:g}, not {scale:g}: pass "
-                 "loss_scale_manager=FixedLossScaleManager({scale}, drop_overflow_update=False)", sens=sens,
-                 scale=FIXED_SCALE)
+        raise Incorrect(t("this train cell scales the loss by {sens:g}, not {scale:g}: pass "
+                          "loss_scale_manager=FixedLossScaleManager({scale}, drop_overflow_update=False)", sens=sens,
+                          scale=FIXED_SCALE))
     params = {p.name.rsplit(".", 1)[-1]: p for p in answer.weights}
     if set(params) != {"weight", "bias"} or params["weight"].shape != (1, 1):
-        return t("expected the train cell of MinimalNet (one weight of shape (1, 1) and one bias)")
+        raise Incorrect(t("expected the train cell of MinimalNet (one weight of shape (1, 1) and one bias)"))
     w0, b0 = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
     lr = float(answer.optimizer.get_lr().asnumpy())
-    w_ref, b_ref = _gradient_descent(w0, b0, lr, CHECK_STEPS)
+    ws, bs, _ = oracles.gradient_descent(*make_linear_data(), lr, CHECK_STEPS, w=w0, b=b0)  # numpy, float64
+    w_ref, b_ref = float(ws[-1]), float(bs[-1])
     if not (np.isfinite(w_ref) and np.isfinite(b_ref)) or abs(w_ref) > 100:
-        return t("with lr = {lr:g} plain gradient descent itself diverges; use the article's lr = 0.01", lr=lr)
-    x, y = make_linear_data()
-    data, label = Tensor(x), Tensor(y)
+        raise Incorrect(t("with lr = {lr:g} plain gradient descent itself diverges; use the article's lr = 0.01",
+                          lr=lr))
+    data, label = (Tensor(a) for a in make_linear_data())
     for _ in range(CHECK_STEPS):
         answer(data, label)
     w, b = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
-    if not (np.isfinite(w) and np.isfinite(b)) or abs(w - w_ref) > 1.0:
-        opt_scale = float(answer.optimizer.loss_scale)
-        return t("after {steps} steps w = {w:.4g}, b = {b:.4g} (plain gradient descent: w = {w_ref:.4f}). "
-                 "The gradients reach the optimizer multiplied by {sens:g}, and the optimizer divides them by its "
-                 "own loss_scale, which is {opt_scale:g}: make the two equal", steps=CHECK_STEPS, w=w, b=b,
-                 w_ref=w_ref, sens=sens, opt_scale=opt_scale)
-    if abs(w - w_ref) > 2e-3 or abs(b - b_ref) > 2e-3:
-        return t("after {steps} steps w = {w:.5f}, b = {b:.5f}, but plain gradient descent from the same "
-                 "start gives w = {w_ref:.5f}, b = {b_ref:.5f}: the gradients are not unscaled correctly",
-                 steps=CHECK_STEPS, w=w, b=b, w_ref=w_ref, b_ref=b_ref)
-    return None
+    if not (np.isfinite(b) and close(w, w_ref, rtol=0, atol=1.0)):
+        raise Incorrect(t("after {steps} steps w = {w:.4g}, b = {b:.4g} (plain gradient descent: w = {w_ref:.4f}). "
+                          "The gradients reach the optimizer multiplied by {sens:g}, and the optimizer divides them "
+                          "by its own loss_scale, which is {opt_scale:g}: make the two equal", steps=CHECK_STEPS,
+                          w=w, b=b, w_ref=w_ref, sens=sens, opt_scale=float(answer.optimizer.loss_scale)))
+    if not close([w, b], [w_ref, b_ref], rtol=0, atol=2e-3):
+        raise Incorrect(t("after {steps} steps w = {w:.5f}, b = {b:.5f}, but plain gradient descent from the same "
+                          "start gives w = {w_ref:.5f}, b = {b_ref:.5f}: the gradients are not unscaled correctly",
+                          steps=CHECK_STEPS, w=w, b=b, w_ref=w_ref, b_ref=b_ref))
 
 
 # ---- 12.5 a loss-scaled train step -------------------------------------------------------------------
-STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # the settings of the first part of the 12.5 check
+STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # part 2 of the 12.5 check
 
 
 def _scaled_step_data():
@@ -154,102 +140,83 @@ def scaled_step_oracle(steps=STEP_STEPS, lr=STEP_LR):
     return np.array(losses), w.ravel(), b
 
 
-def _call_step(step, data, label, number):
-    """(loss, finite) from one call of the learner's step, or (None, problem)."""
+def _call_step(step, data, label, k):
+    """(loss, finite as a bool) from the k-th call of the learner's train_step, else :class:`Incorrect`."""
     out = step(data, label)
+    if out is None:
+        raise Incorrect(t("step {number}: train_step returned {out}; return the pair (loss, finite). {hint}",
+                          number=k, out=shown(out), hint=t(NONE_HINT)))
     if not (isinstance(out, tuple) and len(out) == 2):
-        if out is None:
-            return None, t("step {number}: train_step returned {out}; return the pair (loss, finite). {hint}",
-                           number=number, out=shown(out), hint=t(NONE_HINT))
-        return None, t("step {number}: train_step returned {out}; return the pair (loss, finite)", number=number,
-                       out=shown(out))
+        raise Incorrect(t("step {number}: train_step returned {out}; return the pair (loss, finite)", number=k,
+                          out=shown(out)))
     loss, finite = out
     finite_np = finite.asnumpy() if hasattr(finite, "asnumpy") else np.asarray(finite)
     if finite_np.dtype != np.bool_ or finite_np.size != 1:
-        return None, t("step {number}: finite should be what ms.amp.all_finite(grads) returns, got {finite}",
-                       number=number, finite=shown(finite))
-    return (loss, bool(finite_np.reshape(()))), None
+        raise Incorrect(t("step {number}: finite should be what ms.amp.all_finite(grads) returns, got {finite}",
+                          number=k, finite=shown(finite)))
+    return loss, bool(finite_np.reshape(()))
 
 
 def _check_scaled_step(answer):
     import mindspore as ms
-    from mindspore import Tensor, nn, ops
+    from mindspore import Tensor, nn
 
-    if not callable(answer):
-        return t("expected your function make_scaled_step, got {answer}", answer=shown(answer))
     # Part 1: a scale that overflows. A Dense(1, 1) at w = b = 0 on the one sample (1, -2): every value of
     # the backward pass is 4 times the scale, a power of two, so overflow happens exactly when 4 * S >= 2**128.
-    net = nn.Dense(1, 1)
-    ops.assign(net.weight, Tensor([[0.0]], ms.float32))
-    ops.assign(net.bias, Tensor([0.0], ms.float32))
+    net = nn.Dense(1, 1, weight_init=Tensor([[0.0]], ms.float32), bias_init="zeros")
     scaler = ms.amp.DynamicLossScaler(2.0 ** 127, 2, 50)
-    step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.25), scaler)
+    step = scaled_step.call(answer, net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.25), scaler)
     if not callable(step):
-        if step is None:
-            return t("make_scaled_step(...) returned {step}; return the train_step function. {hint}",
-                     step=shown(step), hint=t(NONE_HINT))
-        return t("make_scaled_step(...) returned {step}; return the train_step function", step=shown(step))
+        raise Incorrect(t("make_scaled_step(...) returned {step}; return the train_step function", step=shown(step)))
     data, label = Tensor([[1.0]], ms.float32), Tensor([[-2.0]], ms.float32)
     # (finite, w after the step, log2 of the scale after the step): skip, skip, then one exact step
     expected = [(False, 0.0, 126), (False, 0.0, 125), (True, -1.0, 125), (True, -1.0, 125)]
-    for number, (want_finite, want_w, want_log2) in enumerate(expected, 1):
-        out, problem = _call_step(step, data, label, number)
-        if problem:
-            return problem
-        finite = out[1]
+    for k, (want_finite, want_w, want_log2) in enumerate(expected, 1):
+        _, finite = _call_step(step, data, label, k)
         w, b = float(net.weight.asnumpy().item()), float(net.bias.asnumpy().item())
         scale = float(scaler.scale_value.asnumpy())
-        if number == 1 and finite:
-            return t("with a loss scale of 2**127 the scaled gradients must overflow to inf at the first step, but "
-                     "your step reports finite gradients: scale the loss with loss_scaler.scale(...) inside the "
-                     "function you differentiate")
+        if k == 1 and finite:
+            raise Incorrect(t("with a loss scale of 2**127 the scaled gradients must overflow to inf at the first "
+                              "step, but your step reports finite gradients: scale the loss with "
+                              "loss_scaler.scale(...) inside the function you differentiate"))
         if finite != want_finite:
-            return t("step {number} should report finite = {want}, got {finite}: return "
-                     "finite = ms.amp.all_finite(grads), computed on the scaled gradients", number=number,
-                     want=want_finite, finite=finite)
+            raise Incorrect(t("step {number} should report finite = {want}, got {finite}: return "
+                              "finite = ms.amp.all_finite(grads), computed on the scaled gradients", number=k,
+                              want=want_finite, finite=finite))
         if not want_finite and (w != 0.0 or b != 0.0):
-            return t("step {number} overflowed, but your step changed the weights to w = {w:.4g}, b = {b:.4g}: "
-                     "update (optimizer(grads)) only when the gradients are finite", number=number, w=w, b=b)
+            raise Incorrect(t("step {number} overflowed, but your step changed the weights to w = {w:.4g}, "
+                              "b = {b:.4g}: update (optimizer(grads)) only when the gradients are finite", number=k,
+                              w=w, b=b))
         if want_finite and scale == 2.0 ** 125 and (w, b) != (want_w, want_w):
-            return t("after step {number}, the first with finite gradients, w = {w:.6g}, b = {b:.6g}; expected "
-                     "{want:g} for both: divide the gradients by the scale (loss_scaler.unscale(grads)) before "
-                     "the optimizer", number=number, w=w, b=b, want=want_w)
+            raise Incorrect(t("after step {number}, the first with finite gradients, w = {w:.6g}, b = {b:.6g}; "
+                              "expected {want:g} for both: divide the gradients by the scale "
+                              "(loss_scaler.unscale(grads)) before the optimizer", number=k, w=w, b=b, want=want_w))
         if scale != 2.0 ** want_log2:
-            return t("after step {number} the scaler's scale is 2**{log2:g}, expected 2**{want_log2}: "
-                     "call loss_scaler.adjust(finite) at every step, so that it halves the scale after an overflow",
-                     number=number, log2=math.log2(scale), want_log2=want_log2)
+            raise Incorrect(t("after step {number} the scaler's scale is 2**{log2:g}, expected 2**{want_log2}: "
+                              "call loss_scaler.adjust(finite) at every step, so that it halves the scale after an "
+                              "overflow", number=k, log2=math.log2(scale), want_log2=want_log2))
     # Part 2: a static scale on the checker's own data; the trajectory must be plain gradient descent.
     x, y, w0 = _scaled_step_data()
-    net = nn.Dense(3, 1)
-    ops.assign(net.weight, Tensor(w0))
-    ops.assign(net.bias, Tensor([0.0], ms.float32))
-    step = answer(net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=STEP_LR),
-                  ms.amp.StaticLossScaler(STEP_SCALE))
+    net = nn.Dense(3, 1, weight_init=Tensor(w0), bias_init="zeros")
+    step = scaled_step.call(answer, net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=STEP_LR),
+                            ms.amp.StaticLossScaler(STEP_SCALE))
     want_losses, want_w, want_b = scaled_step_oracle()
-    for number, want_loss in enumerate(want_losses, 1):
-        out, problem = _call_step(step, Tensor(x), Tensor(y), number)
-        if problem:
-            return problem
-        loss, loss_problem = as_number(out[0], t("the loss your step returned at step {number}", number=number))
-        if loss_problem:
-            return loss_problem
-        if not math.isclose(loss, want_loss, rel_tol=1e-4):
-            ratio = loss / want_loss if want_loss else float("nan")
-            if math.isclose(ratio, STEP_SCALE, rel_tol=1e-3):
-                return t("at step {number} your step returned the loss {loss:.6g}, expected {want:.6g} (that is "
-                         "{ratio:.0f} times the loss: return loss_scaler.unscale(loss))", number=number, loss=loss,
-                         want=want_loss, ratio=ratio)
-            return t("at step {number} your step returned the loss {loss:.6g}, expected {want:.6g}", number=number,
-                     loss=loss, want=want_loss)
+    for k, want_loss in enumerate(want_losses, 1):
+        loss, _ = _call_step(step, Tensor(x), Tensor(y), k)
+        loss = number(loss, t("the loss your step returned at step {number}", number=k))
+        if close(loss, want_loss * STEP_SCALE, rtol=1e-3, atol=0):
+            raise Incorrect(t("at step {number} your step returned the loss {loss:.6g}, expected {want:.6g} (that "
+                              "is {ratio:.0f} times the loss: return loss_scaler.unscale(loss))", number=k,
+                              loss=loss, want=want_loss, ratio=loss / want_loss))
+        if not close(loss, want_loss, rtol=1e-4, atol=0):
+            raise Incorrect(t("at step {number} your step returned the loss {loss:.6g}, expected {want:.6g}",
+                              number=k, loss=loss, want=want_loss))
     w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
-    if not (np.allclose(w, want_w, rtol=1e-4, atol=1e-5) and math.isclose(b, want_b, rel_tol=1e-4, abs_tol=1e-5)):
-        return t("with StaticLossScaler({scale:g}) on 3 features, after {steps} steps w = {w}, b = {b:.5f}; plain "
-                 "gradient descent gives w = {want_w}, b = {want_b:.5f}", scale=STEP_SCALE, steps=STEP_STEPS,
-                 w=np.round(w, 5).tolist(), b=b, want_w=np.round(want_w, 5).tolist(), want_b=want_b)
-    return None
-
-
-# ---- predictions --------------------------------------------------------------------------------------
+    if not close([w, b], [want_w, want_b], rtol=1e-4, atol=1e-5):
+        raise Incorrect(t("with StaticLossScaler({scale:g}) on 3 features, after {steps} steps w = {w}, b = {b:.5f}; "
+                          "plain gradient descent gives w = {want_w}, b = {want_b:.5f}", scale=STEP_SCALE,
+                          steps=STEP_STEPS, w=np.round(w, 5).tolist(), b=b, want_w=np.round(want_w, 5).tolist(),
+                          want_b=want_b))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -259,7 +226,7 @@ smallest_update = Exercise(_check_smallest_update, hints=[
 ])
 param_dtype = Prediction(
     lazy("After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "
-                 "parameters (weight and bias) float16?"),
+         "parameters (weight and bias) float16?"),
     {"a": (lazy("at O2 and O3, the levels that run whole cells in float16"),
            lazy("O2 and O3 do make the layers compute in float16 (their outputs are float16), which is why it is "
                 "tempting; but the cells cast the float32 weights to float16 on the fly, and the stored parameters "
@@ -273,7 +240,7 @@ param_dtype = Prediction(
     answer="c")
 fp16_gradients = Prediction(
     lazy("The loss is multiplied by 2**-24. What gradients does the O3 (all float16) network give, "
-                 "compared with float32's?"),
+         "compared with float32's?"),
     {"a": (lazy("float32's gradients times 2**-24, rounded to about three digits"),
            lazy("that would hold if every number of the backward pass fitted float16; but the backward pass first "
                 "computes the gradient of each of the 100 predictions, a hundredth of the total, and those are "
@@ -290,7 +257,8 @@ largest_scale = Exercise(_check_largest_scale, hints=[
     lazy("the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite"),
     lazy("compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf"),
 ])
-scaled_step = ScaffoldExercise(_check_scaled_step, hints=[
+scaled_step = FunctionExercise(_check_scaled_step, signature="make_scaled_step(net, loss_fn, optimizer, loss_scaler)",
+                               hints=[
     lazy("five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale "
          "and update only if they are finite, adjust the scale"),
     lazy("forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "

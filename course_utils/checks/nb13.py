@@ -3,7 +3,17 @@
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number, bind
+from course_utils.exercises import (
+    Exercise,
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    array,
+    bind,
+    brief_error,
+    close,
+    number,
+)
 from course_utils.messages import lazy, t
 
 # ---- 13.2 which mode finishes first ------------------------------------------------------------
@@ -24,71 +34,54 @@ def _faster_oracle(n_steps, compile_s, pynative_step_s, graph_step_s):
 
 
 def _check_faster_mode(answer):
-    if not callable(answer):
-        return t("expected a function faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s), got {kind}",
-                 kind=type(answer).__name__)
     for case in _MODE_CASES:
-        got = answer(*case)
+        got = faster_mode.call(answer, *case)
         if not (isinstance(got, str) and got in ("graph", "pynative")):
-            if got is None:
-                return t("faster_mode{case} returned {got}; return the string 'graph' or 'pynative'. {hint}",
-                         case=case, got=shown(got), hint=t(NONE_HINT))
-            return t("faster_mode{case} returned {got}; return the string 'graph' or 'pynative'", case=case,
-                     got=shown(got))
+            raise Incorrect(t("faster_mode{case} returned {got}; return the string 'graph' or 'pynative'", case=case,
+                              got=shown(got)))
         want = _faster_oracle(*case)
         if got != want:
             n, c, p, g = case
-            return t("faster_mode{case} gives {got!r}, expected {want!r}: {n} PyNative steps take {pynative_s:.4f} s, "
-                     "compiling and {n} graph steps take {graph_s:.4f} s (graph mode must be strictly faster to be "
-                     "worth its compile)", case=case, got=got, want=want, n=n, pynative_s=n * p, graph_s=c + n * g)
-    return None
+            raise Incorrect(t("faster_mode{case} gives {got!r}, expected {want!r}: {n} PyNative steps take "
+                              "{pynative_s:.4f} s, compiling and {n} graph steps take {graph_s:.4f} s (graph mode "
+                              "must be strictly faster to be worth its compile)", case=case, got=got, want=want, n=n,
+                              pynative_s=n * p, graph_s=c + n * g))
 
 
 # ---- 13.4 how many compiles ---------------------------------------------------------------------
 # The calls of the exercise: (shape of the data argument, the factor argument). A factor is either a
 # Python float, or ("Tensor", value) for a float32 scalar Tensor.
-CALLS = [
-    ((100, 1), 0.5),
-    ((100, 1), 0.5),
-    ((100, 1), 0.25),
-    ((100, 1), ("Tensor", 0.5)),
-    ((100, 1), ("Tensor", 0.25)),
-    ((10, 1), ("Tensor", 0.5)),
-]
-
-
-def _compile_key(shape, factor):
-    """What a compiled graph is cached by: input shapes and dtypes, and the value of a Python scalar."""
-    if isinstance(factor, tuple):
-        return (shape, "float32 Tensor", ())  # a Tensor's value is data: only its shape and dtype count
-    return (shape, "Python float", factor)
+CALLS = [((100, 1), 0.5), ((100, 1), 0.5), ((100, 1), 0.25),
+         ((100, 1), ("Tensor", 0.5)), ((100, 1), ("Tensor", 0.25)), ((10, 1), ("Tensor", 0.5))]
 
 
 def expected_compiles(calls=None):
-    """How many graphs the calls compile: the number of distinct cache keys (an independent model)."""
-    calls = CALLS if calls is None else calls
-    return len({_compile_key(shape, factor) for shape, factor in calls})
+    """How many graphs the calls compile (an independent model): a compiled graph is cached by its input shapes
+    and dtypes and the value of each Python scalar; a Tensor's value is data, only its shape and dtype count."""
+    return len({(shape, "float32 Tensor") if isinstance(factor, tuple) else (shape, "Python float", factor)
+                for shape, factor in (CALLS if calls is None else calls)})
+
+
+# the typical wrong counts of CALLS, each with the misunderstanding it comes from
+_COMPILE_MISTAKES = {
+    len(CALLS): lazy("not every call compiles: a call whose Python values, tensor shapes and dtypes were "
+                     "all seen before reuses the compiled graph"),
+    3: lazy("count the Tensor calls again: the first Tensor call compiles, and so does a Tensor "
+            "with a new shape (X[:10] is (10, 1)); only the Tensor's value does not count"),
+    5: lazy("Tensor(0.25) after Tensor(0.5) has the same shape and dtype: a Tensor's value does not "
+            "trigger a compile"),
+    2: lazy("a Python float is baked into the graph: each new float value compiles again"),
+}
 
 
 def _check_compiles(answer):
     if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return t("expected a whole number of compiles, got {answer}", answer=shown(answer))
-    want = expected_compiles()
-    if answer == want:
-        return None
-    if answer == len(CALLS):
-        return t("not every call compiles: a call whose Python values, tensor shapes and dtypes were "
-                 "all seen before reuses the compiled graph")
-    if answer == 3:
-        return t("count the Tensor calls again: the first Tensor call compiles, and so does a Tensor "
-                 "with a new shape (X[:10] is (10, 1)); only the Tensor's value does not count")
-    if answer == 5:
-        return t("Tensor(0.25) after Tensor(0.5) has the same shape and dtype: a Tensor's value does not "
-                 "trigger a compile")
-    if answer == 2:
-        return t("a Python float is baked into the graph: each new float value compiles again")
-    return t("{answer} is not what MindSpore does; go through the calls one by one (the next cell measures it)",
-             answer=shown(answer, with_type=False))
+        raise Incorrect(t("expected a whole number of compiles, got {answer}", answer=shown(answer)))
+    if answer in _COMPILE_MISTAKES:
+        raise Incorrect(t(_COMPILE_MISTAKES[answer]))
+    if answer != expected_compiles():
+        raise Incorrect(t("{answer} is not what MindSpore does; go through the calls one by one (the next cell "
+                          "measures it)", answer=shown(answer, with_type=False)))
 
 
 # ---- 13.5 a schedule that compiles once -------------------------------------------------------------
@@ -136,47 +129,37 @@ def _counting_loss():
 
 
 def _check_schedule_train(answer):
-    import mindspore as ms
-    from mindspore import Tensor, nn, ops
+    from mindspore import Tensor, nn
 
-    if not callable(answer):
-        return t("expected your function train_with_schedule, got {answer}", answer=shown(answer))
     x, y, w0 = _schedule_data()
-    net = nn.Dense(2, 1)
-    ops.assign(net.weight, Tensor(w0))
-    ops.assign(net.bias, Tensor([0.0], ms.float32))
+    net = nn.Dense(2, 1, weight_init=Tensor(w0), bias_init="zeros")
     _traces.clear()
-    losses = answer(net, _counting_loss(), Tensor(x), Tensor(y), list(SCHEDULE))
+    losses = schedule_train.call(answer, net, _counting_loss(), Tensor(x), Tensor(y), list(SCHEDULE))
     traces = len(_traces)
     if isinstance(losses, np.ndarray):
         losses = losses.tolist()
     if not isinstance(losses, (list, tuple)) or len(losses) != len(SCHEDULE):
-        if losses is None:
-            return t("train_with_schedule returned {losses}; return the list of the {n} losses, one per learning "
-                     "rate. {hint}", losses=shown(losses), n=len(SCHEDULE), hint=t(NONE_HINT))
-        return t("train_with_schedule returned {losses}; return the list of the {n} losses, one per learning rate",
-                 losses=shown(losses), n=len(SCHEDULE))
+        raise Incorrect(t("train_with_schedule returned {losses}; return the list of the {n} losses, one per "
+                          "learning rate", losses=shown(losses), n=len(SCHEDULE)))
     want_losses, want_w, want_b = schedule_oracle()
     for k, (got, want) in enumerate(zip(losses, want_losses)):
-        value, problem = as_number(got, t("loss {k}", k=k))
-        if problem:
-            return problem
-        if not np.isclose(value, want, rtol=1e-4, atol=1e-7):
-            return t("with the learning rates {rates}, the loss before step {k} should be {want:.6f}, got "
-                     "{value:.6f}: one SGD step per learning rate, p - lr * g for every parameter",
-                     rates=[round(lr, 4) for lr in SCHEDULE], k=k, want=want, value=value)
+        value = number(got, t("loss {k}", k=k))
+        if not close(value, want, rtol=1e-4, atol=1e-7):
+            raise Incorrect(t("with the learning rates {rates}, the loss before step {k} should be {want:.6f}, got "
+                              "{value:.6f}: one SGD step per learning rate, p - lr * g for every parameter",
+                              rates=[round(lr, 4) for lr in SCHEDULE], k=k, want=want, value=value))
     w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
-    if not (np.allclose(w, want_w, rtol=1e-4, atol=1e-6) and np.isclose(b, want_b, rtol=1e-4, atol=1e-6)):
-        return t("after the schedule w = {w}, b = {b:.5f}; plain gradient descent gives w = {want_w}, "
-                 "b = {want_b:.5f}: update the net's own parameters", w=np.round(w, 5).tolist(), b=b,
-                 want_w=np.round(want_w, 5).tolist(), want_b=want_b)
+    if not close([w, b], [want_w, want_b], rtol=1e-4, atol=1e-6):
+        raise Incorrect(t("after the schedule w = {w}, b = {b:.5f}; plain gradient descent gives w = {want_w}, "
+                          "b = {want_b:.5f}: update the net's own parameters", w=np.round(w, 5).tolist(), b=b,
+                          want_w=np.round(want_w, 5).tolist(), want_b=want_b))
     if traces == 0:
-        return t("the loss function you were given was never called: compute the loss with loss_fn(net(x), y)")
+        raise Incorrect(t("the loss function you were given was never called: compute the loss with "
+                          "loss_fn(net(x), y)"))
     if traces > 1:
-        return t("the loss was traced {traces} times for {steps} steps: either the step runs eagerly "
-                 "(decorate it with @ms.jit) or every new learning rate compiles again (a Python float is baked "
-                 "into the graph: pass Tensor(lr, ms.float32))", traces=traces, steps=len(SCHEDULE))
-    return None
+        raise Incorrect(t("the loss was traced {traces} times for {steps} steps: either the step runs eagerly "
+                          "(decorate it with @ms.jit) or every new learning rate compiles again (a Python float is "
+                          "baked into the graph: pass Tensor(lr, ms.float32))", traces=traces, steps=len(SCHEDULE)))
 
 
 # ---- 13.6 a construct that compiles ----------------------------------------------------------------
@@ -184,48 +167,42 @@ def _check_graph_act(answer):
     import mindspore as ms
     from mindspore import Tensor, nn, ops
 
-    if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
-        return t("expected a Cell class (not an instance), such as WithAct, got {answer}", answer=shown(answer))
+    if not issubclass(answer, nn.Cell):
+        raise Incorrect(t("{answer} is not a Cell: subclass nn.Cell, as WithAct does", answer=shown(answer)))
     x = np.array([[-2.0], [-0.5], [0.5], [2.0]], dtype=np.float32)
     w, b = np.float32(1.5), np.float32(-0.25)
     previous = ms.get_context("mode")
     ms.set_context(mode=ms.GRAPH_MODE)  # the point of the exercise; the learner's mode is restored below
     try:
         for use_relu in (False, True):
+            call = f"{answer.__name__}({use_relu})"
             net = answer(use_relu)
             dense = getattr(net, "dense", None)
             if not isinstance(dense, nn.Dense) or tuple(dense.weight.shape) != (1, 1):
-                return t("keep the layer as it was: self.dense = nn.Dense(1, 1)")
+                raise Incorrect(t("keep the layer as it was: self.dense = nn.Dense(1, 1)"))
             ops.assign(dense.weight, Tensor([[w]]))
             ops.assign(dense.bias, Tensor([b]))
             try:
                 out = net(Tensor(x))
             except Exception as exc:  # a graph compile error is the learner's problem to see, not to raise
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                return t("{call} fails in graph mode: {error}: {first}", call=f"{answer.__name__}({use_relu})",
-                         error=type(exc).__name__, first=first)
+                raise Incorrect(t("{call} fails in graph mode: {error}: {first}", call=call,
+                                  error=type(exc).__name__, first=brief_error(exc))) from None
             z = w * x + b
             want = np.maximum(z, 0) if use_relu else z
-            got, problem = as_array(out, t("{call}'s output", call=f"{answer.__name__}({use_relu})"))
-            if problem:
-                return problem
-            if got.shape != want.shape or not np.allclose(got, want, atol=1e-6):
+            got = array(out, t("{call}'s output", call=call))
+            if not close(got, want, rtol=1e-5, atol=1e-6):
                 kind = "ReLU(dense(x))" if use_relu else t("dense(x) unchanged")
-                return t("{call} compiles, but returns {got} for x = {x}; expected {kind}: {want}",
-                         call=f"{answer.__name__}({use_relu})", got=got.ravel().round(4).tolist(),
-                         x=x.ravel().tolist(), kind=kind, want=want.ravel().round(4).tolist())
+                raise Incorrect(t("{call} compiles, but returns {got} for x = {x}; expected {kind}: {want}",
+                                  call=call, got=got.ravel().round(4).tolist(), x=x.ravel().tolist(), kind=kind,
+                                  want=want.ravel().round(4).tolist()))
     finally:
         ms.set_context(mode=previous)
-    return None
-
-
-# ---- predictions --------------------------------------------------------------------------------------
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 same_weights = Prediction(
     lazy("The same net, seed and data, trained 100 steps in PyNative and 100 steps in graph mode: how do "
-                 "the final weights compare?"),
+         "the final weights compare?"),
     {"a": (lazy("identical, bit for bit"),
            lazy("both modes run the same CPU kernels on the same numbers in the same order; compiling changes when "
                 "and how operations are launched, not the arithmetic")),
@@ -237,14 +214,15 @@ same_weights = Prediction(
            lazy("graph mode is faster because it removes Python and launch overhead, not because it computes with "
                 "fewer bits: both modes compute in float32"))},
     answer="a")
-faster_mode = Exercise(_check_faster_mode, hints=[
+faster_mode = FunctionExercise(_check_faster_mode,
+                             signature="faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s)", hints=[
     lazy("compare the total time each mode needs for all n steps"),
     lazy("graph mode pays compile_s once and then graph_step_s per step; PyNative pays pynative_step_s per step"),
     lazy("compare n * pynative_step_s with compile_s + n * graph_step_s; a tie is no gain"),
 ])
 rebound_optimizer = Prediction(
     lazy("train_step was compiled with the global `optimizer` (lr 0.5). Now `optimizer = nn.SGD(..., "
-                 "learning_rate=0.0)` rebinds that name. What does the next train_step(X, Y) do?"),
+         "learning_rate=0.0)` rebinds that name. What does the next train_step(X, Y) do?"),
     {"a": (lazy("nothing: the learning rate is now 0"),
            lazy("in Python the function would look the global name up again at each call; the compiled graph does "
                 "not: it captured the optimizer object it was compiled with")),
@@ -260,14 +238,15 @@ compiles = Exercise(_check_compiles, hints=[
     lazy("a compiled graph is reused only when what it was compiled for is the same again"),
     lazy("a compiled graph is reused when every Python value and every tensor shape and dtype was seen before"),
 ])
-schedule_train = ScaffoldExercise(_check_schedule_train, hints=[
+schedule_train = FunctionExercise(_check_schedule_train, signature="train_with_schedule(net, loss_fn, x, y, schedule)",
+                                  hints=[
     lazy("start from make_sgd_step above: the same step, and a loop that calls it once per learning rate"),
     lazy("the step must be compiled (@ms.jit), and the argument that changes at every call must not be a Python "
          "float"),
     lazy("in the loop: losses.append(sgd_step(x, y, Tensor(lr, ms.float32))); the step's body is "
          "loss, grads = grad_fn(x, y), then ops.assign(p, p - lr * g) for each parameter and its gradient"),
 ])
-graph_act = Exercise(_check_graph_act, hints=[
+graph_act = FunctionExercise(_check_graph_act, signature="WithAct(use_relu)", cls=True, hints=[
     lazy("read MindSpore's message: it names what graph mode cannot parse"),
     lazy("MindSpore's message says it: put the lambda on a line of its own (an if statement), or use def, or "
          "nn.Identity()"),

@@ -1,147 +1,118 @@
-"""Exercises of notebook 14 (the input pipeline and its speed): a pipeline that maps once per batch, and two
-predictions (what parallel workers do for a waiting pipeline; what sink mode changes on CPU).
+"""Exercises of notebook 14 (the input pipeline): a GeneratorDataset over a random-access source, a pipeline mapped
+once per batch, two predictions (parallel workers for a waiting pipeline; sink mode on CPU). The oracles slice the
+checker's own data with numpy; its load and transform log their calls to a file, where worker processes
+(python_multiprocessing=True) write too."""
 
-The oracle of 14.3 is plain numpy slicing of the checker's own data (100 rows, batches of 16, so the last
-batch is partial), with a transform that counts its calls; it shares no code with mindspore.dataset.
-"""
+import os
+import tempfile
+from functools import partial
 
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import Prediction, ScaffoldExercise, bind
+from course_utils.exercises import FunctionExercise, Incorrect, Prediction, bind, close
 from course_utils.messages import lazy, t
 
-CHECK_ROWS, CHECK_BATCH = 100, 16  # not the lesson's sizes: 7 batches, the last one of 4 rows
+CHECK_ROWS, CHECK_BATCH = 100, 16  # 14.3, not the lesson's sizes: 7 batches, the last one of 4 rows
+READ_ROWS, READ_BATCH = 45, 10  # 14.2: 5 batches, the last one of 5 rows
+_CHECK_X = np.random.default_rng(14).uniform(-2.0, 2.0, size=(CHECK_ROWS, 1)).astype(np.float32)
+_CHECK_Y = (3.0 * _CHECK_X - 1.0).astype(np.float32)  # the learner's function gets copies
+_READ_X = np.random.default_rng(41).uniform(-1.0, 1.0, size=(READ_ROWS, 1)).astype(np.float32)
+_READ_Y = (0.5 - _READ_X).astype(np.float32)  # load(i) hands out copies of row i
 
 
-def _check_data():
-    rng = np.random.default_rng(14)
-    x = rng.uniform(-2.0, 2.0, size=(CHECK_ROWS, 1)).astype(np.float32)
-    y = (3.0 * x - 1.0).astype(np.float32)
-    return x, y
+def _load(log, i):
+    """The checker's load(i): row i as (x, y) arrays of shape (1,), logged."""
+    log(i)
+    return _READ_X[int(i)].copy(), _READ_Y[int(i)].copy()
 
 
-class _CountingTransform:
-    """x -> [x, x^2, x^3] on a row or a batch, counting its calls and the rows it saw per call."""
-
-    def __init__(self):
-        self.rows_per_call = []
-
-    def __call__(self, v):
-        v = np.asarray(v, dtype=np.float32)
-        self.rows_per_call.append(1 if v.ndim < 2 else v.shape[0])
-        return np.concatenate([v, v ** 2, v ** 3], axis=-1).astype(np.float32)
+def _transform(log, v):
+    """x -> [x, x^2, x^3] on a row or a batch, logging the rows it saw per call."""
+    v = np.asarray(v, dtype=np.float32)
+    log(1 if v.ndim < 2 else v.shape[0])
+    return np.concatenate([v, v ** 2, v ** 3], axis=-1).astype(np.float32)
 
 
-def _expected_batches(x, y):
-    starts = range(0, len(x), CHECK_BATCH)
-    return [(np.concatenate([x[s:s + CHECK_BATCH], x[s:s + CHECK_BATCH] ** 2, x[s:s + CHECK_BATCH] ** 3], axis=1),
-             y[s:s + CHECK_BATCH]) for s in starts]
-
-
-def _check_batched_pipeline(answer):
+def _run(exercise, answer, arguments):
+    """(dataset, its batches, the numbers logged) of the learner's function called on ``arguments(log)``."""
     import mindspore.dataset as ds
 
-    if not callable(answer):
-        return t("expected your function batched_pipeline, got {answer}", answer=shown(answer))
-    x, y = _check_data()
-    transform = _CountingTransform()
-    dataset = answer(x, y, CHECK_BATCH, transform)
-    if dataset is None:
-        return t("batched_pipeline returned None: end it with `return dataset`")
-    if not isinstance(dataset, ds.Dataset):
-        return t("expected a mindspore.dataset pipeline (what .batch(...).map(...) returns), got {dataset}",
-                 dataset=shown(dataset))
-    rows_out = dataset.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    got = [tuple(np.asarray(col) for col in row) for row in rows_out]
-    expected = _expected_batches(x, y)
-    calls, rows = len(transform.rows_per_call), transform.rows_per_call
-    if calls == CHECK_ROWS and set(rows) == {1}:
-        return t("your transform ran {calls} times, once per row: map before batch. Batch first, then map, "
-                 "so it runs once per batch ({batches} times for {rows} rows in batches of {batch_size})",
-                 calls=calls, batches=len(expected), rows=CHECK_ROWS, batch_size=CHECK_BATCH)
-    if calls == 0:
-        return t("your transform never ran: map it over the 'x' column (input_columns=['x'])")
-    if len(got) == len(expected) - 1:
-        return t("{got} batches, expected {expected}: the last, partial batch of {rows} rows is missing "
-                 "(drop_remainder must stay False)", got=len(got), expected=len(expected),
-                 rows=CHECK_ROWS % CHECK_BATCH)
-    if len(got) != len(expected):
-        return t("{got} batches, expected {expected} ({rows} rows in batches of {batch_size})", got=len(got),
-                 expected=len(expected), rows=CHECK_ROWS, batch_size=CHECK_BATCH)
-    if any(len(row) != 2 for row in got):
-        return t("each batch should hold two columns, (x, y), got {columns}", columns=len(got[0]))
-    for k, ((gx, gy), (ex, ey)) in enumerate(zip(got, expected)):
-        if gx.shape != ex.shape:
-            return t("batch {k}: x has shape {got}, expected {expected} (the transform applied to x only)", k=k,
-                     got=gx.shape, expected=ex.shape)
-        if gy.shape != ey.shape or not np.allclose(gy, ey):
-            if np.allclose(np.sort(np.concatenate([b[1] for b in got]), axis=0), np.sort(y, axis=0)):
-                return t("batch {k}: the rows come in another order: keep shuffle=False so the batches follow the "
-                         "data", k=k)
-            return t("batch {k}: y differs from the data's y (map the transform over 'x' only, leave 'y' as it "
-                     "is)", k=k)
-        if not np.allclose(gx, ex, rtol=1e-5, atol=1e-6):
-            return t("batch {k}: the transformed x differs from transform(x) of the data's rows {first}..", k=k,
-                     first=k * CHECK_BATCH)
-    if calls != len(expected):
-        return t("your transform ran {calls} times for {batches} batches: map it once, after batch", calls=calls,
-                 batches=len(expected))
-    return None
+    with tempfile.TemporaryFile() as file:
+        dataset = exercise.call(answer, *arguments(lambda number: os.write(file.fileno(), b"%d\n" % int(number))))
+        if not isinstance(dataset, ds.Dataset):
+            raise Incorrect(t("expected a mindspore.dataset pipeline, got {dataset}", dataset=shown(dataset)))
+        batches = [tuple(map(np.asarray, row)) for row in dataset.create_tuple_iterator(num_epochs=1,
+                                                                                          output_numpy=True)]
+        file.seek(0)
+        return dataset, batches, [int(line) for line in file]
 
 
 # ---- 14.2 a GeneratorDataset over a random-access source --------------------------------------------------
-READ_ROWS, READ_BATCH = 45, 10  # 5 batches, the last one of 5 rows
-
-
-def _reader():
-    """The checker's load(i): row i as (x, y) arrays of shape (1,), counting which rows were read."""
-    rng = np.random.default_rng(41)
-    xs = rng.uniform(-1.0, 1.0, size=(READ_ROWS, 1)).astype(np.float32)
-    ys = (0.5 - xs).astype(np.float32)
-    read = []
-
-    def load(i):
-        i = int(i)
-        read.append(i)
-        return xs[i].copy(), ys[i].copy()
-
-    return load, xs, ys, read
-
-
 def _check_reading_pipeline(answer):
-    import mindspore.dataset as ds
-
-    if not callable(answer):
-        return t("expected your function reading_pipeline, got {answer}", answer=shown(answer))
-    load, xs, ys, read = _reader()
-    dataset = answer(load, READ_ROWS, READ_BATCH)
-    if dataset is None:
-        return t("reading_pipeline returned None: end it with `return dataset.batch(batch_size)`")
-    if not isinstance(dataset, ds.Dataset):
-        return t("expected a mindspore.dataset pipeline, got {dataset}", dataset=shown(dataset))
+    dataset, got, read = _run(reading_pipeline, answer, lambda log: (partial(_load, log), READ_ROWS, READ_BATCH))
     if dataset.get_col_names() != ["x", "y"]:
-        return t("the columns are {columns}, expected ['x', 'y']: pass column_names=['x', 'y']",
-                 columns=dataset.get_col_names())
-    got = [tuple(np.asarray(c) for c in row) for row in dataset.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+        raise Incorrect(t("the columns are {columns}, expected ['x', 'y']: pass column_names=['x', 'y']",
+                          columns=dataset.get_col_names()))
     rows = np.concatenate([g[0] for g in got]) if got else np.zeros((0, 1))
     if len(rows) != READ_ROWS:
-        return t("{got} rows came out, expected {expected}: __len__ must return n, and __getitem__(i) load(i)",
-                 got=len(rows), expected=READ_ROWS)
+        raise Incorrect(t("{got} rows came out, expected {expected}: __len__ must return n, and __getitem__(i) "
+                          "load(i)", got=len(rows), expected=READ_ROWS))
     if sorted(read) != list(range(READ_ROWS)):
-        return t("load was called for rows {rows}..., expected each row 0..{last} once", rows=sorted(set(read))[:8],
-                 last=READ_ROWS - 1)
-    if not np.array_equal(rows, xs):
-        if np.array_equal(np.sort(rows, axis=0), np.sort(xs, axis=0)):
-            return t("the rows come in another order: GeneratorDataset shuffles a random-access source by "
-                     "default; pass shuffle=False")
-        return t("the x values differ from load(i)'s: __getitem__(i) should return self.load(i) as it is")
-    if [len(g[0]) for g in got] != [READ_BATCH] * (READ_ROWS // READ_BATCH) + [READ_ROWS % READ_BATCH]:
-        return t("batch sizes {sizes}, expected batches of {batch_size} and a last one of 5",
-                 sizes=[len(g[0]) for g in got], batch_size=READ_BATCH)
-    if not np.array_equal(np.concatenate([g[1] for g in got]), ys):
-        return t("the y column differs from load(i)'s y")
-    return None
+        raise Incorrect(t("load was called for rows {rows}..., expected each row 0..{last} once",
+                          rows=sorted(set(read))[:8], last=READ_ROWS - 1))
+    if not np.array_equal(rows, _READ_X):
+        if np.array_equal(np.sort(rows, axis=0), np.sort(_READ_X, axis=0)):
+            raise Incorrect(t("the rows come in another order: GeneratorDataset shuffles a random-access source by "
+                              "default; pass shuffle=False"))
+        raise Incorrect(t("the x values differ from load(i)'s: __getitem__(i) should return self.load(i) as it is"))
+    sizes = [len(g[0]) for g in got]
+    if sizes != [READ_BATCH] * (READ_ROWS // READ_BATCH) + [READ_ROWS % READ_BATCH]:
+        raise Incorrect(t("batch sizes {sizes}, expected batches of {batch_size} and a last one of 5", sizes=sizes,
+                          batch_size=READ_BATCH))
+    if not np.array_equal(np.concatenate([g[1] for g in got]), _READ_Y):
+        raise Incorrect(t("the y column differs from load(i)'s y"))
+
+
+# ---- 14.3 map once per batch ------------------------------------------------------------------------------
+def _check_batched_pipeline(answer):
+    x, y = _CHECK_X, _CHECK_Y
+    _, got, rows_per_call = _run(batched_pipeline, answer,
+                                 lambda log: (x.copy(), y.copy(), CHECK_BATCH, partial(_transform, log)))
+    expected = [(np.concatenate([x[s:s + CHECK_BATCH] ** p for p in (1, 2, 3)], axis=1), y[s:s + CHECK_BATCH])
+                for s in range(0, CHECK_ROWS, CHECK_BATCH)]
+    calls, batches = len(rows_per_call), len(expected)
+    if calls == CHECK_ROWS and set(rows_per_call) == {1}:
+        raise Incorrect(t("your transform ran {calls} times, once per row: map before batch. Batch first, then map, "
+                          "so it runs once per batch ({batches} times for {rows} rows in batches of {batch_size})",
+                          calls=calls, batches=batches, rows=CHECK_ROWS, batch_size=CHECK_BATCH))
+    if calls == 0:
+        raise Incorrect(t("your transform never ran: map it over the 'x' column (input_columns=['x'])"))
+    if len(got) == batches - 1:
+        raise Incorrect(t("{got} batches, expected {expected}: the last, partial batch of {rows} rows is missing "
+                          "(drop_remainder must stay False)", got=len(got), expected=batches,
+                          rows=CHECK_ROWS % CHECK_BATCH))
+    if len(got) != batches:
+        raise Incorrect(t("{got} batches, expected {expected} ({rows} rows in batches of {batch_size})",
+                          got=len(got), expected=batches, rows=CHECK_ROWS, batch_size=CHECK_BATCH))
+    if any(len(row) != 2 for row in got):
+        raise Incorrect(t("each batch should hold two columns, (x, y), got {columns}", columns=len(got[0])))
+    for k, ((gx, gy), (ex, ey)) in enumerate(zip(got, expected)):
+        if gx.shape != ex.shape:
+            raise Incorrect(t("batch {k}: x has shape {got}, expected {expected} (the transform applied to x only)",
+                              k=k, got=gx.shape, expected=ex.shape))
+        if not close(gy, ey):
+            if close(np.sort(np.concatenate([b[1] for b in got]), axis=0), np.sort(y, axis=0)):
+                raise Incorrect(t("batch {k}: the rows come in another order: keep shuffle=False so the batches "
+                                  "follow the data", k=k))
+            raise Incorrect(t("batch {k}: y differs from the data's y (map the transform over 'x' only, leave 'y' "
+                              "as it is)", k=k))
+        if not close(gx, ex, rtol=1e-5, atol=1e-6):
+            raise Incorrect(t("batch {k}: the transformed x differs from transform(x) of the data's rows {first}..",
+                              k=k, first=k * CHECK_BATCH))
+    if calls != batches:
+        raise Incorrect(t("your transform ran {calls} times for {batches} batches: map it once, after batch",
+                          calls=calls, batches=batches))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -157,12 +128,13 @@ workers_for_waiting = Prediction(
            lazy("Starting worker threads costs little; worker *processes* (python_multiprocessing=True) would cost "
                 "more. Here the threads overlap their waits and the time halves."))},
     "b")
-reading_pipeline = ScaffoldExercise(_check_reading_pipeline, hints=[
+reading_pipeline = FunctionExercise(_check_reading_pipeline, signature="reading_pipeline(load, n, batch_size)", hints=[
     lazy("__getitem__(i) returns what load(i) returns; __len__ returns how many rows there are"),
     lazy("ds.GeneratorDataset(Rows(load, n), column_names=['x', 'y'], ...): look up its shuffle default"),
     lazy("dataset = ds.GeneratorDataset(Rows(load, n), column_names=['x', 'y'], shuffle=False)"),
 ])
-batched_pipeline = ScaffoldExercise(_check_batched_pipeline, hints=[
+batched_pipeline = FunctionExercise(
+    _check_batched_pipeline, signature="batched_pipeline(x, y, batch_size, transform)", hints=[
     lazy("two calls on the dataset, in this order: one groups the rows, the other applies the transform"),
     lazy("ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=False), then .batch(batch_size), then "
          ".map(operations=..., input_columns=...)"),

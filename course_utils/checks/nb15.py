@@ -8,11 +8,24 @@ the workers of machine ``node_rank`` the ranks ``node_rank * local_worker_num + 
 import math
 import numbers
 import shlex
+from functools import partial
 
 import numpy as np
 
+from course_utils import oracles
 from course_utils._validate import shown
-from course_utils.exercises import NONE_HINT, Exercise, Prediction, ScaffoldExercise, as_array, as_number, bind
+from course_utils.exercises import (
+    Exercise,
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    array,
+    bind,
+    brief_error,
+    close,
+    name_the_mistake,
+    number,
+)
 from course_utils.messages import lazy, t
 
 # Exercise 15.1: the rows shard_id=2 of num_shards=4 receives from a data set of 10 rows.
@@ -29,23 +42,22 @@ def _check_shard(answer):
     if hasattr(answer, "tolist"):  # a numpy array (or a Tensor) of row numbers
         answer = answer.asnumpy().tolist() if hasattr(answer, "asnumpy") else answer.tolist()
     if not isinstance(answer, (list, tuple)):
-        return t("expected a list of row numbers such as [1, 5], got {answer}", answer=shown(answer))
+        raise Incorrect(t("expected a list of row numbers such as [1, 5], got {answer}", answer=shown(answer)))
     bad = [r for r in answer if isinstance(r, bool) or not isinstance(r, numbers.Integral)]
     if bad:
-        return t("row numbers are whole numbers (ints) such as 1 or 5, got {value}", value=shown(bad[0]))
-    rows = [int(r) for r in answer]
-    expected = expected_shard(SHARD_ROWS, NUM_SHARDS, SHARD_ID)
-    if sorted(rows) == sorted(expected):
-        return None
-    if sorted(rows) == [r for r in range(SHARD_ROWS) if r % NUM_SHARDS == SHARD_ID]:
-        return t("those are the rows dealt out, but every shard gets the same number of rows, "
-                 "ceil({rows}/{shards}) = {per_shard}: what fills the last place?", rows=SHARD_ROWS,
-                 shards=NUM_SHARDS, per_shard=len(expected))
-    if len(rows) == len(expected) and rows == sorted(rows) and rows[-1] - rows[0] == len(rows) - 1:
-        return t("MindSpore does not cut the data set into blocks: it deals rows out like cards (0, 1, 2, 3, 0, "
-                 "...)")
-    return t("shard {shard} of {shards} does not get {rows}: try it with ds.NumpySlicesDataset and an index "
-             "column", shard=SHARD_ID, shards=NUM_SHARDS, rows=rows)
+        raise Incorrect(t("row numbers are whole numbers (ints) such as 1 or 5, got {value}", value=shown(bad[0])))
+    rows, expected = sorted(int(r) for r in answer), expected_shard(SHARD_ROWS, NUM_SHARDS, SHARD_ID)
+    if rows == sorted(expected):
+        return
+    if rows == [r for r in range(SHARD_ROWS) if r % NUM_SHARDS == SHARD_ID]:
+        raise Incorrect(t("those are the rows dealt out, but every shard gets the same number of rows, "
+                          "ceil({rows}/{shards}) = {per_shard}: what fills the last place?", rows=SHARD_ROWS,
+                          shards=NUM_SHARDS, per_shard=len(expected)))
+    if len(rows) == len(expected) and rows == list(range(rows[0], rows[0] + len(rows))):
+        raise Incorrect(t("MindSpore does not cut the data set into blocks: it deals rows out like cards (0, 1, 2, "
+                          "3, 0, ...)"))
+    raise Incorrect(t("shard {shard} of {shards} does not get {rows}: try it with ds.NumpySlicesDataset and an "
+                      "index column", shard=SHARD_ID, shards=NUM_SHARDS, rows=[int(r) for r in answer]))
 
 
 # Exercise 15.4: 4 workers, gradients_mean=False, lr=0.5: the single-process learning rate that matches.
@@ -53,23 +65,19 @@ SUM_WORKERS, SUM_LR = 4, 0.5
 
 
 def _check_sum_lr(answer):
-    answer, problem = as_number(answer, t("the learning rate"))
-    if problem:
-        return problem
-    expected = SUM_WORKERS * SUM_LR
-    if math.isclose(answer, expected, rel_tol=1e-9):
-        return None
-    if math.isclose(answer, SUM_LR):
-        return t("that is what gradients_mean=True gives; with a sum, how many shard gradients are added up?")
-    if math.isclose(answer, 2 * SUM_LR):
-        return t("that is right for 2 workers; here there are {workers}", workers=SUM_WORKERS)
-    if math.isclose(answer, SUM_LR / SUM_WORKERS):
-        return t("a sum is larger than a mean, not smaller: the step grows")
-    return t("each of the {workers} ranks' gradients is a mean over its shard, about the full-batch gradient; "
-             "what is the sum of {workers} of them?", workers=SUM_WORKERS)
+    lr = number(answer, t("the learning rate"))
+    name_the_mistake(lr, lambda summed: summed * SUM_LR, [  # the lr of a sum of `summed` shard gradients
+        ({"summed": 1}, lazy("that is what gradients_mean=True gives; with a sum, how many shard gradients are added "
+                             "up?")),
+        ({"summed": 2}, lazy("that is right for 2 workers; here there are {workers}")),
+        ({"summed": 1 / SUM_WORKERS}, lazy("a sum is larger than a mean, not smaller: the step grows")),
+    ], same=math.isclose, workers=SUM_WORKERS)
+    if not math.isclose(lr, SUM_WORKERS * SUM_LR):
+        raise Incorrect(t("each of the {workers} ranks' gradients is a mean over its shard, about the full-batch "
+                          "gradient; what is the sum of {workers} of them?", workers=SUM_WORKERS))
 
 
-# Exercise 15.6: the msrun command for the second of two machines with 4 workers each.
+# Exercise 15.7: the msrun command for the second of two machines with 4 workers each.
 MASTER_ADDR, MASTER_PORT, MACHINES, PER_MACHINE, SCRIPT = "192.168.1.10", 8118, 2, 4, "dp_train.py"
 
 
@@ -96,29 +104,28 @@ def parse_msrun(command):
 
 def _check_node_command(answer):
     if not isinstance(answer, (str, list, tuple)):
-        return t("expected the command as a string, got {answer}", answer=shown(answer))
+        raise Incorrect(t("expected the command as a string, got {answer}", answer=shown(answer)))
     try:
         options, script = parse_msrun(answer)
     except ValueError as exc:  # also shlex's "No closing quotation"
-        return t("cannot read the command: {exc}", exc=exc)
+        raise Incorrect(t("cannot read the command: {exc}", exc=exc)) from None
     expected = {"worker_num": str(MACHINES * PER_MACHINE), "local_worker_num": str(PER_MACHINE),
-                "master_addr": MASTER_ADDR, "master_port": str(MASTER_PORT), "node_rank": "1"}
+                "master_addr": MASTER_ADDR, "master_port": str(MASTER_PORT), "node_rank": "1", "join": "True"}
     why = {"worker_num": t("--worker_num counts the workers of the whole job, on every machine"),
            "local_worker_num": t("--local_worker_num counts the workers this machine starts"),
            "master_addr": t("every machine must reach the scheduler on the first machine, at its address"),
            "master_port": t("every machine must use the port the first machine's scheduler listens on"),
            "node_rank": t("machines are numbered from 0; the second machine is node 1 (its workers get ranks "
-                          "{first}..{last})", first=PER_MACHINE, last=2 * PER_MACHINE - 1)}
+                          "{first}..{last})", first=PER_MACHINE, last=2 * PER_MACHINE - 1),
+           "join": t("without --join=True msrun returns at once and leaves the workers running (its default is "
+                     "--join=False)")}
     for key, value in expected.items():
         if key not in options:
-            return t("--{key} is missing: {why}", key=key, why=why[key])
+            raise Incorrect(t("--{key} is missing: {why}", key=key, why=why[key]))
         if options[key] != value:
-            return t("--{key}={value} is not right: {why}", key=key, value=options[key], why=why[key])
-    if options.get("join", "True") != "True":
-        return t("keep --join=True: with --join=False msrun returns at once and leaves the workers running")
+            raise Incorrect(t("--{key}={value} is not right: {why}", key=key, value=options[key], why=why[key]))
     if script is None or script.rsplit("/", 1)[-1] != SCRIPT:
-        return t("the command must end with the script to run, {script}", script=SCRIPT)
-    return None
+        raise Incorrect(t("the command must end with the script to run, {script}", script=SCRIPT))
 
 
 # ---- 15.5 the all-reduced gradient of a data-parallel step, in one process ---------------------------
@@ -151,75 +158,130 @@ def reduced_oracle(n_rows, n_features, workers, mean, shard=None):
     return [g / workers for g in total] if mean else total
 
 
-# typical mistakes, each as the rows or the reduction a learner might use
-_VARIANTS = {
-    "no fill": (lambda n, k, r: list(range(r, n, k)), None,
-                lazy("the short shards must be filled up from the start (every shard has ceil(n / workers) rows)")),
-    "blocks": (lambda n, k, r: [int(i) for i in np.array_split(np.arange(n), k)[r]], None,
-               lazy("shards are dealt out like cards (rank r gets rows r, r + workers, ...), not cut into blocks")),
-    "mean instead of sum": (None, True, lazy("with gradients_mean=False the all-reduce only sums; it does not "
-                                             "divide")),
-    "sum instead of mean": (None, False, lazy("with gradients_mean=True the sum is divided by the number of "
-                                              "workers")),
-}
+_REDUCE_MISTAKES = [  # (oracle settings, message): the rows or the reduction a learner might use
+    ({"shard": lambda n, k, r: list(range(r, n, k))},
+     lazy("for {setting}: the short shards must be filled up from the start (every shard has ceil(n / workers) "
+          "rows)")),
+    ({"shard": lambda n, k, r: [int(i) for i in np.array_split(np.arange(n), k)[r]]},
+     lazy("for {setting}: shards are dealt out like cards (rank r gets rows r, r + workers, ...), not cut into "
+          "blocks")),
+    ({"mean": True}, lazy("for {setting}: with gradients_mean=False the all-reduce only sums; it does not divide")),
+    ({"mean": False}, lazy("for {setting}: with gradients_mean=True the sum is divided by the number of workers")),
+    ({"workers": 1, "mean": True}, lazy("for {setting} you returned the full-batch gradient; each worker sees only "
+                                        "its shard, and the all-reduce combines the {workers} shard gradients")),
+]
 
 
-def _check_reduced_grads(answer):
+def _check_reduced_case(answer, n_rows, n_features, workers, mean):
     import mindspore as ms
     from mindspore import Tensor, nn, ops
 
-    if not callable(answer):
-        return t("expected your function all_reduced_gradients, got {answer}", answer=shown(answer))
-    for n_rows, n_features, workers, mean in REDUCE_CASES:
-        x, y, w, b = _reduce_data(n_rows, n_features)
-        net = nn.Dense(n_features, 1)
-        ops.assign(net.weight, Tensor(w))
-        ops.assign(net.bias, Tensor([b], ms.float32))
-        loss = nn.MSELoss()
+    x, y, w, b = _reduce_data(n_rows, n_features)
+    net, loss = nn.Dense(n_features, 1), nn.MSELoss()
+    ops.assign(net.weight, Tensor(w))
+    ops.assign(net.bias, Tensor([b], ms.float32))
 
-        def forward(data, label, net=net, loss=loss):
-            return loss(net(data), label)
+    def forward(data, label):
+        return loss(net(data), label)
 
-        grad_fn = ms.grad(forward, None, net.trainable_params())
-        setting = t("{rows} rows, {workers} workers, gradients_mean={mean}", rows=n_rows, workers=workers, mean=mean)
-        got = answer(grad_fn, x.copy(), y.copy(), workers, mean)
-        if got is None:
-            return t("for {setting} your function returned {got}; return the all-reduced gradients, one per "
-                     "parameter (weight and bias), as grad_fn does. {hint}", setting=setting, got=shown(got),
-                     hint=t(NONE_HINT))
-        if not isinstance(got, (list, tuple)) or len(got) != 2:
-            return t("for {setting} your function returned {got}; return the all-reduced gradients, one per "
-                     "parameter (weight and bias), as grad_fn does", setting=setting, got=shown(got))
-        arrays = []
-        for gradient, g, shape in zip((t("the weight gradient"), t("the bias gradient")), got, ((1, n_features), (1,))):
-            arr, problem = as_array(g, gradient)
-            if problem:
-                return problem
-            if arr.shape != shape:
-                return t("for {setting} {gradient} has shape {got}, expected {expected}", setting=setting,
-                         gradient=gradient, got=arr.shape, expected=shape)
-            if not np.all(np.isfinite(arr)):
-                return t("for {setting} {gradient} holds NaN or inf", setting=setting, gradient=gradient)
-            arrays.append(arr)
-        want = reduced_oracle(n_rows, n_features, workers, mean)
-        if all(np.allclose(a, b_, rtol=1e-4, atol=1e-6) for a, b_ in zip(arrays, want)):
-            continue
-        for shard, variant_mean, why in _VARIANTS.values():
-            other = reduced_oracle(n_rows, n_features, workers, mean if variant_mean is None else variant_mean, shard)
-            if (variant_mean is None or variant_mean != mean) and all(
-                    np.allclose(a, b_, rtol=1e-4, atol=1e-6) for a, b_ in zip(arrays, other)):
-                return t("for {setting}: {why}", setting=setting, why=t(why))
-        full = _mse_grads(x, y, w, b)
-        if all(np.allclose(a, b_, rtol=1e-4, atol=1e-6) for a, b_ in zip(arrays, full)):
-            return t("for {setting} you returned the full-batch gradient; each worker sees only its shard, and the "
-                     "all-reduce combines the {workers} shard gradients", setting=setting, workers=workers)
-        return t("for {setting} the weight gradient should be {want}, got {got}: shard the rows, take grad_fn on "
-                 "each shard, then all-reduce", setting=setting, want=np.round(want[0], 5).tolist(),
-                 got=np.round(arrays[0], 5).tolist())
-    return None
+    setting = t("{rows} rows, {workers} workers, gradients_mean={mean}", rows=n_rows, workers=workers, mean=mean)
+    got = reduced_grads.call(answer, ms.grad(forward, None, net.trainable_params()), x, y, workers, mean)
+    if not isinstance(got, (list, tuple)) or len(got) != 2:
+        raise Incorrect(t("for {setting} your function returned {got}; return the all-reduced gradients, one per "
+                          "parameter (weight and bias), as grad_fn does", setting=setting, got=shown(got)))
+    names = (t("the weight gradient"), t("the bias gradient"))
+    arrays = [array(g, gradient) for g, gradient in zip(got, names)]
+    for gradient, arr, shape in zip(names, arrays, ((1, n_features), (1,))):
+        if arr.shape != shape:
+            raise Incorrect(t("for {setting} {gradient} has shape {got}, expected {expected}", setting=setting,
+                              gradient=gradient, got=arr.shape, expected=shape))
+        if not np.all(np.isfinite(arr)):
+            raise Incorrect(t("for {setting} {gradient} holds NaN or inf", setting=setting, gradient=gradient))
+    oracle, same = partial(reduced_oracle, n_rows, n_features, workers=workers, mean=mean), partial(close, atol=1e-6)
+    want = oracle()
+    if not same(arrays, want):
+        name_the_mistake(arrays, oracle, _REDUCE_MISTAKES, same=same, setting=setting, workers=workers)
+        raise Incorrect(t("for {setting} the weight gradient should be {want}, got {got}: shard the rows, take "
+                          "grad_fn on each shard, then all-reduce", setting=setting, want=np.round(want[0], 5).tolist(),
+                          got=np.round(arrays[0], 5).tolist()))
 
 
-# ---- predictions --------------------------------------------------------------------------------------
+def _check_reduced_grads(answer):
+    for case in REDUCE_CASES:
+        _check_reduced_case(answer, *case)
+
+
+# ---- the functional data-parallel step (section 8) ----------------------------------------------------------
+DP_LR, DP_MOMENTUM, DP_STEPS, DP_START = 0.1, 0.9, 15, (0.2, -0.1)
+
+
+def dp_exercise_data():
+    """The checker's data for the functional data-parallel exercise: 24 rows, y = -1.5x + 0.7 + noise (float32)."""
+    rng = np.random.default_rng(15)
+    x = rng.uniform(-1.0, 2.0, (24, 1)).astype(np.float32)
+    return x, (-1.5 * x + 0.7 + rng.normal(0.0, 0.05, (24, 1))).astype(np.float32)
+
+
+def dp_exercise_setup(rank, group_size):
+    """What the exercise's script trains, on each rank: a one-neuron net starting at DP_START, this rank's shard
+    of dp_exercise_data() (rows rank, rank + group_size, ..., as num_shards/shard_id deal them) as Tensors,
+    and the number of steps."""
+    import mindspore as ms
+
+    from course_utils.checks._nets import one_neuron
+
+    x, y = dp_exercise_data()
+    return one_neuron(*DP_START), ms.Tensor(x[rank::group_size]), ms.Tensor(y[rank::group_size]), DP_STEPS
+
+
+def _dp_oracle(gradient_scale=1.0, momentum=DP_MOMENTUM):
+    """One process, full batch, in float64: Momentum as nn.Momentum does it (its gradient times gradient_scale)."""
+    x, y = dp_exercise_data()
+    ws, bs, _ = oracles.gradient_descent(x, y, DP_LR * gradient_scale, DP_STEPS, w=DP_START[0], b=DP_START[1],
+                                         momentum=momentum)
+    return np.array([ws[-1], bs[-1]])
+
+
+_DP_MISTAKES = [
+    ({"gradient_scale": 2.0}, lazy("that is the sum of the two shards' gradients: the reducer should average "
+                                   "them (gradients_mean=True in the context, or mean=True)")),
+    ({"momentum": 0.0}, lazy("that is plain SGD: use the nn.Momentum optimizer the script creates")),
+]
+
+
+def _check_functional_dp(path):
+    import os
+
+    from course_utils.launcher import LaunchError, launch
+
+    if not isinstance(path, (str, os.PathLike)) or not str(path).endswith(".py"):
+        raise Incorrect(t("answer with the name of your script, such as \"dp_exercise.py\", got {path}",
+                          path=shown(path)))
+    if not os.path.isfile(path):
+        raise Incorrect(t("there is no file {path} here: run the %%writefile cell first", path=path))
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    if "\n...  #" in source or source.rstrip().endswith("..."):
+        raise Incorrect(t("{path} still holds the `...` line of the scaffold: write the step there", path=path))
+    try:
+        run = launch(os.path.abspath(path), num_workers=2, timeout=240)
+    except LaunchError as err:
+        raise Incorrect(t("msrun could not run {path}: {error}", path=path, error=brief_error(err))) from None
+    results = [run.results.get(rank) for rank in (0, 1)]
+    if not all(isinstance(r, dict) and {"w", "b"} <= set(r) for r in results):
+        raise Incorrect(t("each rank must write result_rank_<rank>.json with its final w and b (the scaffold's "
+                          "last lines), got {results}", results=shown(run.results)))
+    got = [np.array([number(r["w"], "w"), number(r["b"], "b")]) for r in results]
+    if not close(got[0], got[1], rtol=1e-6, atol=1e-7):
+        raise Incorrect(t("the two ranks end apart (rank 0: w = {w0:.6f}, rank 1: w = {w1:.6f}): each applied "
+                          "only its own shard's gradient. All-reduce the gradients before the update",
+                          w0=got[0][0], w1=got[1][0]))
+    name_the_mistake(got[0], _dp_oracle, _DP_MISTAKES, same=lambda a, b: close(a, b, rtol=1e-4, atol=1e-5))
+    want = _dp_oracle()
+    if not close(got[0], want, rtol=1e-4, atol=1e-5):
+        raise Incorrect(t("both ranks end at w = {w:.6f}, b = {b:.6f}; one process with Momentum on the full batch "
+                          "ends at w = {want_w:.6f}, b = {want_b:.6f}: {steps} steps of the optimizer on the reduced "
+                          "gradients", w=got[0][0], b=got[0][1], want_w=want[0], want_b=want[1], steps=DP_STEPS))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -230,8 +292,7 @@ shard_rows = Exercise(_check_shard, hints=[
          "the same number"),
 ])
 rank_results = Prediction(
-    lazy("Each of the two ranks prints the loss of its last step and its final w and b. What do you "
-                 "expect?"),
+    lazy("Each of the two ranks prints the loss of its last step and its final w and b. What do you expect?"),
     {"a": (lazy("the same loss and the same weights on both ranks"),
            lazy("the weights are shared through the all-reduce, but each rank's loss is computed before it, on its "
                 "own shard of 50 samples, so the two losses differ")),
@@ -246,7 +307,7 @@ rank_results = Prediction(
     answer="b")
 sum_diverges = Prediction(
     lazy("dp_model.py also trains with gradients_mean=False: the all-reduce sums the 2 shard gradients, "
-                 "at lr = 0.5. What happens?"),
+         "at lr = 0.5. What happens?"),
     {"a": (lazy("the same as gradients_mean=True: the optimizer takes care of the worker count"),
            lazy("nothing divides by the number of workers when gradients_mean=False: the optimizer receives the "
                 "sum and steps by lr times the sum")),
@@ -261,7 +322,8 @@ sum_lr = Exercise(_check_sum_lr, hints=[
     lazy("with equal shards, each rank's mean gradient is about the full-batch gradient g; the all-reduce adds 4 of "
          "them, and SGD steps by lr times what it receives"),
 ])
-reduced_grads = ScaffoldExercise(_check_reduced_grads, hints=[
+reduced_grads = FunctionExercise(
+    _check_reduced_grads, signature="all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True)", hints=[
     lazy("three steps: the rows of each rank's shard, grad_fn on each shard, then add the workers' gradients up "
          "(and divide if gradients_mean)"),
     lazy("rank r's rows are expected_shard-like: r, r + workers, r + 2 * workers, ... wrapping around to the start "
@@ -269,6 +331,13 @@ reduced_grads = ScaffoldExercise(_check_reduced_grads, hints=[
     lazy("rows = [(rank + workers * i) % n for i in range(math.ceil(n / workers))]; then "
          "summed = [sum(g[i] for g in per_worker) for i in range(len(per_worker[0]))], divided by workers if "
          "gradients_mean"),
+])
+functional_dp = Exercise(_check_functional_dp, hints=[
+    lazy("three lines make the step of section 8: a function for the loss and its gradients, the reducer, and the "
+         "update; then a loop of `steps` steps on this rank's shard"),
+    lazy("grad_fn = ms.value_and_grad(forward, None, optimizer.parameters) with forward(a, b) = loss_fn(net(a), b); "
+         "grad_reducer = nn.DistributedGradReducer(optimizer.parameters); each step: the gradients, reduced, then "
+         "optimizer(grads)"),
 ])
 node_command = Exercise(_check_node_command, hints=[
     lazy("both machines run the same msrun command except for one option"),

@@ -6,7 +6,17 @@ Every check works on nets, data and settings of its own (not the notebook's spir
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, Prediction, ScaffoldExercise, as_array, as_number, bind
+from course_utils.exercises import (
+    Exercise,
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    array,
+    bind,
+    close,
+    name_the_mistake,
+    number,
+)
 from course_utils.messages import lazy, t
 
 # The checker's own points for 16.1: a grid over [-1.5, 1.5]^2.
@@ -30,35 +40,35 @@ def _check_mlp_class(answer):
     import mindspore as ms
     from mindspore import nn
 
-    if not (isinstance(answer, type) and issubclass(answer, nn.Cell)):
-        return t("expected a class that subclasses nn.Cell (not an instance), got {answer}", answer=shown(answer))
+    if not issubclass(answer, nn.Cell):
+        raise Incorrect(t("MLP must subclass nn.Cell (class MLP(nn.Cell): ...), got {answer}", answer=shown(answer)))
     net = answer()
     shapes = [tuple(p.shape) for p in net.trainable_params()]
     _give_random_weights(net, 1)
-    out, problem = as_array(net(ms.Tensor(GRID)), t("the output of your net"))
-    if problem:
-        return problem
+    out = array(net(ms.Tensor(GRID)), t("the output of your net"))
     if out.shape != (len(GRID), 3):
-        return t("for points of shape {points} the output has shape {got}; expected one score per class, shape "
-                 "({rows}, 3): end with Dense(hidden, classes)", points=GRID.shape, got=out.shape, rows=len(GRID))
+        raise Incorrect(t("for points of shape {points} the output has shape {got}; expected one score per class, "
+                          "shape ({rows}, 3): end with Dense(hidden, classes)", points=GRID.shape, got=out.shape,
+                          rows=len(GRID)))
     if len(shapes) < 4:
-        return t("one Dense layer draws straight lines between the classes; add a hidden layer. Parameters: "
-                 "{shapes}", shapes=shapes)
+        raise Incorrect(t("one Dense layer draws straight lines between the classes; add a hidden layer. "
+                          "Parameters: {shapes}", shapes=shapes))
     if not np.all(np.isfinite(out)):
-        return t("the output holds NaN or inf for points in [-1.5, 1.5]^2")
+        raise Incorrect(t("the output holds NaN or inf for points in [-1.5, 1.5]^2"))
     if np.allclose(out.sum(1), 1.0, atol=1e-5) and np.all(out >= 0):
-        return t("the outputs are probabilities (each row sums to 1): return the raw scores (logits); the loss "
-                 "applies the softmax itself")
+        raise Incorrect(t("the outputs are probabilities (each row sums to 1): return the raw scores (logits); the "
+                          "loss applies the softmax itself"))
+    if np.all(out >= 0):  # random weights give a last Dense layer negative scores somewhere on the grid
+        raise Incorrect(t("the scores are never negative: the net ends with a nonlinearity (such as a ReLU after the "
+                          "last Dense). End with Dense(hidden, classes), and put the nonlinearities between layers"))
     design = np.hstack([GRID, np.ones((len(GRID), 1))]).astype(np.float64)
     fit, *_ = np.linalg.lstsq(design, out, rcond=None)
     if np.max(np.abs(design @ fit - out)) < 1e-4:
-        return t("the output is still a linear function of the point, so the classes are split by straight "
-                 "lines: put a nonlinearity such as nn.ReLU() between the layers")
-    wider = answer(hidden=64)
-    if sum(p.size for p in wider.trainable_params()) <= sum(p.size for p in net.trainable_params()):
-        return t("MLP(hidden=64) has no more parameters than MLP(): use `hidden` as the width of the hidden "
-                 "layers")
-    return None
+        raise Incorrect(t("the output is still a linear function of the point, so the classes are split by straight "
+                          "lines: put a nonlinearity such as nn.ReLU() between the layers"))
+    if sum(p.size for p in answer(hidden=64).trainable_params()) <= sum(p.size for p in net.trainable_params()):
+        raise Incorrect(t("MLP(hidden=64) has no more parameters than MLP(): use `hidden` as the width of the hidden "
+                          "layers"))
 
 
 # ---- 16.2 the loss and the metrics ---------------------------------------------------------------------
@@ -75,36 +85,33 @@ def _check_loss_and_metrics(answer):
     import mindspore as ms
 
     if not (isinstance(answer, tuple) and len(answer) == 2):
-        return t("expected the pair (loss_fn, metrics), got {answer}", answer=shown(answer))
+        raise Incorrect(t("expected the pair (loss_fn, metrics), got {answer}", answer=shown(answer)))
     loss_fn, metrics = answer
     if not callable(loss_fn):
-        return t("loss_fn must be a loss cell such as nn.MSELoss(), got {loss_fn}", loss_fn=shown(loss_fn))
+        raise Incorrect(t("loss_fn must be a loss cell such as nn.MSELoss(), got {loss_fn}", loss_fn=shown(loss_fn)))
     logits, labels, want = _loss_setup()
     try:
-        value = loss_fn(ms.Tensor(logits), ms.Tensor(labels))
-    except (TypeError, ValueError, RuntimeError) as exc:
+        value = array(loss_fn(ms.Tensor(logits), ms.Tensor(labels)), t("the loss"))
+    except (TypeError, ValueError, RuntimeError) as exc:  # MindSpore's first line, not its C++ call stack
         first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
-        return t("your loss fails on scores of shape (12, 3) and class numbers of shape (12,) ({error}): the "
-                 "labels are class numbers, so the loss needs sparse=True", error=first)
-    got, problem = as_array(value, t("the loss"))
-    if problem:
-        return problem
-    if got.size != 1:
-        return t("the loss is an array of shape {shape}: reduce it to one number, the mean (reduction='mean')",
-                 shape=got.shape)
-    got = float(got.reshape(()))
+        raise Incorrect(t("your loss fails on scores of shape (12, 3) and class numbers of shape (12,) ({error}): "
+                          "the labels are class numbers, so the loss needs sparse=True", error=first)) from None
+    if value.size != 1:
+        raise Incorrect(t("the loss is an array of shape {shape}: reduce it to one number, the mean "
+                          "(reduction='mean')", shape=value.shape))
+    got = number(value, t("the loss"))
     if np.isclose(got, want * len(labels), rtol=1e-4):
-        return t("the loss is the sum over the batch ({got:.4f}); use the mean ({want:.4f}), reduction='mean'",
-                 got=got, want=want)
+        raise Incorrect(t("the loss is the sum over the batch ({got:.4f}); use the mean ({want:.4f}), "
+                          "reduction='mean'", got=got, want=want))
     if not np.isclose(got, want, rtol=1e-4):
-        return t("on the check's 12 scores the loss is {got:.4f}, the mean cross-entropy is {want:.4f}", got=got,
-                 want=want)
-    names = set(metrics) if isinstance(metrics, (set, dict, list, tuple)) else None
-    if names is None:
-        return t("metrics must be a set of names such as {{'accuracy'}}, got {metrics}", metrics=shown(metrics))
-    if "accuracy" not in names:
-        return t("metrics {names} has no 'accuracy', what the challenge scores", names=sorted(map(str, names)))
-    return None
+        raise Incorrect(t("on the check's 12 scores the loss is {got:.4f}, the mean cross-entropy is {want:.4f}",
+                          got=got, want=want))
+    if not isinstance(metrics, (set, dict, list, tuple)):
+        raise Incorrect(t("metrics must be a set of names such as {{'accuracy'}}, got {metrics}",
+                          metrics=shown(metrics)))
+    if "accuracy" not in set(metrics):
+        raise Incorrect(t("metrics {names} has no 'accuracy', what the challenge scores",
+                          names=sorted(map(str, metrics))))
 
 
 # ---- 16.3 the training function ----------------------------------------------------------------------
@@ -127,9 +134,7 @@ def train_oracle(lr=TRAIN_LR, epochs=TRAIN_EPOCHS, batch_size=TRAIN_BATCH, optim
     x, y, init = _train_setup()
     x = x.astype(np.float64)
     params = [p.astype(np.float64) for p in init]
-    m = [np.zeros_like(p) for p in params]
-    v = [np.zeros_like(p) for p in params]
-    step = 0
+    m, v, step = [0.0] * len(params), [0.0] * len(params), 0  # Adam's moments start at zero
     for _ in range(epochs):
         for start in range(0, len(x), batch_size):
             xb, yb = x[start:start + batch_size], y[start:start + batch_size]
@@ -164,16 +169,10 @@ _TRAIN_MISTAKES = [  # the reasons are shown with t(why, epochs=TRAIN_EPOCHS - 1
 ]
 
 
-def _close(got, want):
-    return all(g.shape == w.shape and np.allclose(g, w, rtol=1e-3, atol=1e-4) for g, w in zip(got, want))
-
-
 def _check_train_function(answer):
     import mindspore as ms
     from mindspore import Tensor, nn, ops
 
-    if not callable(answer):
-        return t("expected your function train_model, got {answer}", answer=shown(answer))
     x, y, init = _train_setup()
     net = nn.SequentialCell(nn.Dense(2, 4), nn.Tanh(), nn.Dense(4, 3))
     for param, value in zip(net.trainable_params(), init):
@@ -182,21 +181,24 @@ def _check_train_function(answer):
     answer(net, loss_fn, x.copy(), y.copy(), TRAIN_LR, TRAIN_EPOCHS, TRAIN_BATCH)
     got = [p.asnumpy().astype(np.float64) for p in net.trainable_params()]
     if not all(np.all(np.isfinite(g)) for g in got):
-        return t("after your training the net's weights hold NaN or inf")
-    if _close(got, init):
-        return t("the net's weights did not change: train the net you are given, in place (not a new one), "
-                 "with an optimizer over net.trainable_params()")
+        raise Incorrect(t("after your training the net's weights hold NaN or inf"))
+    if close(got, init, rtol=1e-3, atol=1e-4):
+        raise Incorrect(t("the net's weights did not change: train the net you are given, in place (not a new one), "
+                          "with an optimizer over net.trainable_params()"))
     want = train_oracle()
-    if _close(got, want):
-        return None
+    if close(got, want, rtol=1e-3, atol=1e-4):
+        return
     setting = t("40 rows, lr {lr}, {epochs} epochs, batches of {batch_size}", lr=TRAIN_LR, epochs=TRAIN_EPOCHS,
                 batch_size=TRAIN_BATCH)
-    for settings, why in _TRAIN_MISTAKES:
-        if _close(got, train_oracle(**settings)):
-            return t("on the check's data ({setting}): {why}", setting=setting, why=t(why, epochs=TRAIN_EPOCHS - 1))
+    try:
+        name_the_mistake(got, train_oracle, _TRAIN_MISTAKES, same=lambda g, w: close(g, w, rtol=1e-3, atol=1e-4),
+                         epochs=TRAIN_EPOCHS - 1)
+    except Incorrect as why:
+        raise Incorrect(t("on the check's data ({setting}): {why}", setting=setting, why=why)) from None
     err = max(float(np.max(np.abs(g - w))) for g, w in zip(got, want))
-    return t("on the check's data ({setting}) your weights differ from Adam's by up to {err:.3g}: the loss_fn you are "
-             "given, nn.Adam, batches in order without shuffling, every batch once per epoch", setting=setting, err=err)
+    raise Incorrect(t("on the check's data ({setting}) your weights differ from Adam's by up to {err:.3g}: the loss_fn "
+                      "you are given, nn.Adam, batches in order without shuffling, every batch once per epoch",
+                      setting=setting, err=err))
 
 
 # ---- 16.4 the evaluation ------------------------------------------------------------------------------
@@ -204,47 +206,31 @@ def _check_accuracy_function(answer):
     import mindspore as ms
     from mindspore import nn
 
-    if not callable(answer):
-        return t("expected your function accuracy, got {answer}", answer=shown(answer))
     rng = np.random.default_rng(3)
     x = rng.normal(0.0, 1.0, (50, 2)).astype(np.float32)
     y = rng.integers(0, 3, 50).astype(np.int32)
     net = nn.SequentialCell(nn.Dense(2, 5), nn.ReLU(), nn.Dense(5, 3))
     _give_random_weights(net, 4)
     want = float(np.mean(net(ms.Tensor(x)).asnumpy().argmax(1) == y))
-    result = answer(net, x.copy(), y.copy())
+    result = accuracy_function.call(answer, net, x.copy(), y.copy())
     values = result.asnumpy() if hasattr(result, "asnumpy") else result
     if isinstance(values, np.ndarray) and values.size > 1:
-        return t("your function returned an array of shape {shape}: return one number, the fraction of correct "
-                 "predictions", shape=values.shape)
-    got, problem = as_number(result, t("your accuracy"))
-    if problem:
-        return problem
-    if np.isclose(got, want * len(y)):
-        return t("{got:g} is the number of correct predictions; divide by the number of points ({points})", got=got,
-                 points=len(y))
-    if np.isclose(got, 100 * want):
-        return t("{got:g} is a percentage; return the fraction ({want:.2f})", got=got, want=want)
+        raise Incorrect(t("your function returned an array of shape {shape}: return one number, the fraction of "
+                          "correct predictions", shape=values.shape))
+    got = number(result, t("your accuracy"))
+    name_the_mistake(got, lambda scale: scale * want, [
+        ({"scale": len(y)}, lazy("{got:g} is the number of correct predictions; divide by the number of points "
+                                 "({points})")),
+        ({"scale": 100}, lazy("{got:g} is a percentage; return the fraction ({want:.2f})")),
+    ], got=got, points=len(y), want=want)
     if not np.isclose(got, want):
-        return t("on the check's 50 points and net the accuracy is {want:.2f}, yours {got:.4g}: the predicted "
-                 "class is the argmax of the scores along axis 1 (one row per point)", want=want, got=got)
-    return None
-
-
-class _PairExercise(Exercise):
-    """An exercise answered by a pair: not attempted while either part is still ``...``."""
-
-    def evaluate(self, answer):
-        if isinstance(answer, tuple) and any(part is ... for part in answer):
-            return super().evaluate(...)
-        return super().evaluate(answer)
-
-
-# ---- predictions --------------------------------------------------------------------------------------
+        raise Incorrect(t("on the check's 50 points and net the accuracy is {want:.2f}, yours {got:.4g}: the "
+                          "predicted class is the argmax of the scores along axis 1 (one row per point)", want=want,
+                          got=got))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
-mlp_class = ScaffoldExercise(_check_mlp_class, hints=[
+mlp_class = FunctionExercise(_check_mlp_class, signature="MLP(hidden=32, classes=3)", cls=True, hints=[
     lazy("MinimalNet is one Dense layer: it can only draw straight lines between classes. What has to sit between "
          "two Dense layers so that the boundary can bend?"),
     lazy("a hidden layer: Dense(2, hidden), a nonlinearity such as nn.ReLU(), Dense(hidden, hidden), ReLU again, "
@@ -259,7 +245,8 @@ loss_and_metrics = Exercise(_check_loss_and_metrics, hints=[
          "metric is called 'accuracy'"),
     lazy("answer = (nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'), {'accuracy', 'loss'})"),
 ], parts=2)
-train_function = ScaffoldExercise(_check_train_function, hints=[
+train_function = FunctionExercise(
+    _check_train_function, signature="train_model(net, loss_fn, x, y, lr, epochs, batch_size)", hints=[
     lazy("the pieces of notebook 07 (or 09): an optimizer, the loss you are given, a step, and two loops, over "
          "epochs and over batches"),
     lazy("optimizer = nn.Adam(net.trainable_params(), learning_rate=lr); grad_fn = ms.value_and_grad(forward, None, "
@@ -269,7 +256,7 @@ train_function = ScaffoldExercise(_check_train_function, hints=[
          "loss_fn, optimizer).train(epochs, ds.NumpySlicesDataset({'x': x, 'y': y}, "
          "shuffle=False).batch(batch_size), dataset_sink_mode=False)"),
 ])
-accuracy_function = ScaffoldExercise(_check_accuracy_function, hints=[
+accuracy_function = FunctionExercise(_check_accuracy_function, signature="accuracy(net, x, y)", hints=[
     lazy("the net gives one score per class and point; the predicted class is the one with the highest score. What "
          "fraction of the points gets its own label?"),
     lazy("scores = net(Tensor(x)).asnumpy() has one row per point; scores.argmax(axis=1) are the predicted classes"),
@@ -277,8 +264,8 @@ accuracy_function = ScaffoldExercise(_check_accuracy_function, hints=[
 ])
 resume_exact = Prediction(
     lazy("A run of 12 epochs is stopped after epoch 5 and resumed from last.ckpt (weights, Adam's moments, "
-                 "the epoch and the early-stop state) with --resume. How do its final weights compare with a run "
-                 "that was never stopped?"),
+         "the epoch and the early-stop state) with --resume. How do its final weights compare with a run "
+         "that was never stopped?"),
     {"a": (lazy("bitwise identical"),
            lazy("nothing that decides a step is lost: the weights and Adam's state are in last.ckpt, and the order "
                 "of every epoch's batches is a function of (seed, epoch) alone, so epoch 6 reads the same batches "
@@ -292,7 +279,7 @@ resume_exact = Prediction(
     answer="a")
 amp_speed = Prediction(
     lazy("The same training with mixed precision O3 (the whole net in float16) on this laptop CPU: how does "
-                 "a training step compare with O0 (float32)?"),
+         "a training step compare with O0 (float32)?"),
     {"a": (lazy("about twice as fast: half the bits to move"),
            lazy("that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none and emulates "
                 "float16, so there is nothing to gain")),

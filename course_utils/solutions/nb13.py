@@ -45,7 +45,7 @@ nb13.schedule_train.check(answer)
 
 
 # %% graph_act
-class WithActFixed(nn.Cell):
+class WithAct(nn.Cell):
     def __init__(self, use_relu):
         super().__init__()
         self.dense = nn.Dense(1, 1)
@@ -55,7 +55,7 @@ class WithActFixed(nn.Cell):
         return self.act(self.dense(x))
 
 
-answer = WithActFixed
+answer = WithAct
 
 nb13.graph_act.check(answer)
 assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check should restore the mode"

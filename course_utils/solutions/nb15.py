@@ -28,6 +28,34 @@ answer = all_reduced_gradients
 nb15.reduced_grads.check(answer)
 
 
+# %% functional_dp
+with open("dp_exercise.py") as f:  # the scaffold the cell above wrote
+    solution_script = f.read().replace(
+        "...  # your step: gradients, their all-reduce, the update; `steps` times on this rank's shard", """\
+def forward(data, label):
+    return loss_fn(net(data), label)
+
+
+grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+grad_reducer = nn.DistributedGradReducer(optimizer.parameters)  # the mean, from gradients_mean=True
+
+
+@ms.jit
+def step(data, label):
+    loss, grads = grad_fn(data, label)
+    optimizer(grad_reducer(grads))
+    return loss
+
+
+for _ in range(steps):
+    step(x_shard, y_shard)""")
+with open("dp_exercise_solution.py", "w") as f:
+    f.write(solution_script)
+answer = "dp_exercise_solution.py"
+
+nb15.functional_dp.check(answer)
+
+
 # %% node_command
 answer = ("msrun --worker_num=8 --local_worker_num=4 --master_addr=192.168.1.10 --master_port=8118 "
           "--node_rank=1 --log_dir=logs --join=True dp_train.py")

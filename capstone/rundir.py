@@ -47,20 +47,16 @@ def tmp_path(path):
 
 # ---- one run at a time ----------------------------------------------------------------------------------
 def _alive(pid):
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError) as exc:  # PermissionError: alive, another user's
-        return isinstance(exc, PermissionError)
-    return True
+    """Whether process ``pid`` runs (psutil: os.kill(pid, 0) would end the process on Windows)."""
+    import psutil
+
+    return pid > 0 and psutil.pid_exists(pid)
 
 
 def _pid_in(fd):
     try:
-        text = os.pread(fd, 32, 0).decode("ascii").strip()
+        os.lseek(fd, 0, os.SEEK_SET)  # os.pread is POSIX-only
+        text = os.read(fd, 32).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return int(text) if text.isdigit() else None
@@ -133,7 +129,8 @@ class RunLock:
                 return
             # otherwise stale: the run that wrote it is gone; take it over
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.lseek(fd, 0, os.SEEK_SET)  # os.pwrite is POSIX-only
+        os.write(fd, f"{os.getpid()}\n".encode())
         self.fd = fd
 
     def release(self):

@@ -2,7 +2,7 @@
 exercise and prediction (course_utils/solutions), hints in steps, and the two editions.
 
 That both editions run (the stored notebook, then the instructor edition whose every solution prints
-"[ok]") is proved by nbval itself: conftest.py runs them as the two passes over each notebook
+"[ok]") is proved by nbval itself: tests/plugins/two_pass.py runs them as the two passes over each notebook
 (tests/test_notebook_passes.py tests that mechanism).
 """
 

@@ -160,7 +160,7 @@ def test_links_to_previous_and_next(index):
 
 
 def test_only_msrun_launches_run_in_the_first_pass_only(nb):
-    """conftest.py's second pass skips cells tagged first-pass-only: only for a real msrun launch."""
+    """The second pass (tests/plugins/two_pass.py) skips cells tagged first-pass-only: only for a real msrun launch."""
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and "first-pass-only" in _tags(cell):
             assert "launch(" in cell.source, f"cell {i} is first-pass-only but launches no msrun job"

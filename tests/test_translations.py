@@ -3,7 +3,7 @@
 For every notebook that has a translation file: every markdown cell is translated from the English text it
 has today, the generated notebook is exactly what ``tools/zh.py build`` writes, its code cells are the English
 ones byte for byte but for the first cell's language line (its outputs are a Chinese run's, which the suite's
-second pass compares: see conftest.py), it links only to Chinese notebooks, and the glossary's terms
+second pass compares: see tests/plugins/two_pass.py), it links only to Chinese notebooks, and the glossary's terms
 are rendered as the README's glossary renders them.
 """
 

@@ -11,7 +11,7 @@ Each in both languages: OUT_DIR/notebooks/ (English) and OUT_DIR/zh/notebooks/ (
   ``course_utils/solutions/nbNN.py`` in a cell tagged ``solution``; outputs kept.
 
 The test suite runs exactly the instructor edition's cells as its second pass over each notebook
-(conftest.py), so every solution is proved to pass its check. course_utils is not copied: learners use the
+(tests/plugins/two_pass.py), so every solution is proved to pass its check. course_utils is not copied: learners use the
 installed one (`make lab` sets it up).
 """
 

@@ -2,7 +2,7 @@
 
 They are not in the notebooks: a learner sees one only by calling ``.solution()`` on the exercise, the
 instructor edition (``make instructor``) shows them inline, and the test suite runs each one after its
-exercise cell (conftest.py), so a solution that stops passing its check fails the build.
+exercise cell (tests/plugins/two_pass.py), so a solution that stops passing its check fails the build.
 
 A file is a sequence of sections, each headed ``# %% <key>``, the exercise's attribute name in its checks
 module (``# %% train_loop`` for ``nb03.train_loop``); the section's code is what the solution cell runs, in the

@@ -18,7 +18,7 @@ MIN_NOTEBOOK_SECONDS = float(os.environ.get("COURSE_MIN_NOTEBOOK_SECONDS", "1.0"
 
 
 MARKERS = [
-    "notebook: a cell of a notebook executed by nbval (set by conftest.py)",
+    "notebook: a cell of a notebook executed by nbval (set by tests/plugins/suite_guards.py)",
     "browser: drives JupyterLab or Voila in headless Chromium (tests/test_browser.py)",
     "msrun: launches real msrun jobs (tests/test_launcher.py, the tests using no_leftovers)",
 ]

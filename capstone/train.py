@@ -353,10 +353,16 @@ def train(config, run_dir, quiet=False, resume_from=0, workers=1, rank=0, stop_a
     the caller) and the report, which is returned. ``resume_from`` continues from run_dir/last.ckpt;
     ``stop_after`` stops after that epoch as if interrupted (to rehearse a resume); ``figure=False``
     skips report.png; ``checksums`` keeps run_dir/checksums.sha256 (which the command line verifies on
-    --resume). Nothing is written outside run_dir."""
+    --resume). Nothing is written outside run_dir, and MindSpore's execution mode is given back."""
+    import mindspore as ms
+
     run_dir = Path(run_dir).resolve()
-    with _scratch_cwd():
-        return _train(config, run_dir, quiet, resume_from, workers, rank, stop_after, figure, checksums)
+    mode = ms.get_context("mode")  # the caller's (a notebook's kernel): given back, whatever the config says
+    try:
+        with _scratch_cwd():
+            return _train(config, run_dir, quiet, resume_from, workers, rank, stop_after, figure, checksums)
+    finally:
+        ms.set_context(mode=mode)
 
 
 def _resume_state(model, run_dir, resume_from):

@@ -101,7 +101,7 @@ def test_one_reference_per_exercise_outside_the_notebook(number):
     sections = solutions.sections(number)
     assert list(sections) == [ex.key for ex in exercises], "one section per exercise, in page order"
     for ex in exercises:
-        assert f"{ex.expression}.check(" in sections[ex.key], f"{ex.key}'s solution must check its answer"
+        assert f"{ex.expression}.check(answer)" in sections[ex.key], f"{ex.key}: set and check `answer`"
         assert len(ex.hints) >= 2, f"{ex.expression} needs at least two hints, in steps"
     for cell in nb.cells:
         if asked_expression(cell):

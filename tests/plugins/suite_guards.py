@@ -5,6 +5,7 @@ that writes files into the repository fails)."""
 import json
 import os
 import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -146,3 +147,15 @@ def pytest_unconfigure(config):
         if session is not None and session.exitstatus == 0:
             seconds = {k: round(v, 1) for k, v in sorted(_FILE_SECONDS.items())}
             (config.rootpath / DURATIONS).write_text(json.dumps(seconds, indent=1) + "\n")
+
+
+# ---- a test gives MindSpore's execution mode back ------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _mode_given_back(request):
+    """A test that switches MindSpore to graph mode must switch it back: the next test in the worker would
+    otherwise compile what it meant to run eagerly (and fail for reasons of its neighbour's)."""
+    yield
+    ms = sys.modules.get("mindspore")
+    if ms is not None and ms.get_context("mode") != ms.PYNATIVE_MODE:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        pytest.fail(f"{request.node.nodeid} left MindSpore in graph mode: restore the mode it found", pytrace=False)

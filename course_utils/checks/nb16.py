@@ -13,6 +13,7 @@ from course_utils.exercises import (
     Prediction,
     array,
     bind,
+    brief_error,
     close,
     name_the_mistake,
     number,
@@ -92,10 +93,10 @@ def _check_loss_and_metrics(answer):
     logits, labels, want = _loss_setup()
     try:
         value = array(loss_fn(ms.Tensor(logits), ms.Tensor(labels)), t("the loss"))
-    except (TypeError, ValueError, RuntimeError) as exc:  # MindSpore's first line, not its C++ call stack
-        first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+    except (TypeError, ValueError, RuntimeError) as exc:
         raise Incorrect(t("your loss fails on scores of shape (12, 3) and class numbers of shape (12,) ({error}): "
-                          "the labels are class numbers, so the loss needs sparse=True", error=first)) from None
+                          "the labels are class numbers, so the loss needs sparse=True",
+                          error=brief_error(exc, limit=160))) from None
     if value.size != 1:
         raise Incorrect(t("the loss is an array of shape {shape}: reduce it to one number, the mean "
                           "(reduction='mean')", shape=value.shape))
@@ -281,14 +282,14 @@ amp_speed = Prediction(
     lazy("The same training with mixed precision O3 (the whole net in float16) on this laptop CPU: how does "
          "a training step compare with O0 (float32)?"),
     {"a": (lazy("about twice as fast: half the bits to move"),
-           lazy("that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none and emulates "
-                "float16, so there is nothing to gain")),
+           lazy("that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none: its float16 "
+                "MatMul computes in float32 and rounds the result (notebook 12), so there is nothing to gain")),
      "b": (lazy("no faster: about the same, or slower"),
            lazy("the CPU has no float16 units, and O3 adds casts between float16 and float32 around the layers; on "
                 "a net this small the step costs about the same, sometimes more, never clearly less")),
      "c": (lazy("several times slower: emulating float16 in software is expensive"),
-           lazy("the emulation converts at the edges of each kernel, it does not compute bit by bit: a few more "
-                "kernels per step, not a different order of cost"))},
+           lazy("nothing is computed bit by bit in software: the CPU runs its float32 kernels and rounds to "
+                "float16 (notebook 12), so a step costs a few casts more, not a different order of cost"))},
     answer="b")
 
 bind(globals())

@@ -113,22 +113,6 @@ def series(value, what, n):
     return arr
 
 
-def as_array(value, what):
-    """``(array(value, what), None)``, or ``(None, message)`` where :func:`array` would raise."""
-    try:
-        return array(value, what), None
-    except Incorrect as exc:
-        return None, str(exc)
-
-
-def as_number(value, what):
-    """``(number(value, what), None)``, or ``(None, message)`` where :func:`number` would raise."""
-    try:
-        return number(value, what), None
-    except Incorrect as exc:
-        return None, str(exc)
-
-
 def close(got, want, rtol=1e-4, atol=1e-5):
     """True when ``got`` equals ``want`` within the tolerances: two arrays, or two equal-length lists of arrays
     (a net's parameters), each pair of the same shape."""
@@ -352,12 +336,12 @@ class Exercise:
 class ValueExercise(Exercise):
     """An exercise answered by a number or an array: ``expected()`` computes the right value on the checker's
     data (an oracle); ``what`` names it in messages; ``mistakes`` is a list of ``(wrong value function,
-    message)`` tried first, so a typical mistake is named. ``checker(value)``, if given, runs after the
-    conversion and before the comparison (for checks of their own)."""
+    message)`` tried in turn, so a typical mistake is named; ``otherwise`` is what a wrong value that matches
+    no mistake is told (never the expected value itself). Messages are shown with ``got`` and ``fields``."""
 
-    def __init__(self, expected, hints, what, rtol=1e-4, atol=1e-6, mistakes=(), checker=None, name="?"):
-        self.expected, self.what, self.rtol, self.atol = expected, what, rtol, atol
-        self.mistakes, self._extra = tuple(mistakes), checker
+    def __init__(self, expected, hints, what, otherwise, rtol=1e-4, atol=1e-6, mistakes=(), fields=None, name="?"):
+        self.expected, self.what, self.otherwise, self.rtol, self.atol = expected, what, otherwise, rtol, atol
+        self.mistakes, self.fields = tuple(mistakes), dict(fields or {})
         super().__init__(self._check_value, hints, name=name)
 
     def _check_value(self, answer):
@@ -366,17 +350,12 @@ class ValueExercise(Exercise):
         if want.ndim and got.shape != want.shape:
             raise Incorrect(t("{what} should have shape {want}, got {got}", what=t(self.what), want=want.shape,
                               got=got.shape))
-        if self._extra is not None:
-            problem = self._extra(got)
-            if problem:
-                return problem
         if close(got, want, self.rtol, self.atol):
             return None
         for wrong, why in self.mistakes:
             if close(got, wrong(), self.rtol, self.atol):
-                raise Incorrect(t(why, got=got, want=want))
-        raise Incorrect(t("{what} is {got}, expected {want}", what=t(self.what),
-                          got=np.round(got, 6), want=np.round(want, 6)))
+                raise Incorrect(t(why, got=got, **self.fields))
+        raise Incorrect(t(self.otherwise, got=got, **self.fields))
 
 
 def _has_ellipsis(function):
@@ -522,15 +501,3 @@ def bind(namespace):
     for position, (key, ex) in enumerate(items, 1):
         ex.name, ex.key, ex.notebook = f"{module[2:]}.{position}", key, module[2:]
     return [ex for _key, ex in items]
-
-
-class ScaffoldExercise(Exercise):
-    """Transitional: an exercise answered by a scaffold, "not attempted" while its ``...`` lines are left.
-    New exercises use :class:`FunctionExercise`."""
-
-    def evaluate(self, answer):
-        if unfinished(answer):
-            return CheckResult(NOT_ATTEMPTED, t("not attempted yet: replace the `...` lines of the scaffold with "
-                                                "your code, then run the cell again. Stuck? .hint() gives a first "
-                                                "hint."))
-        return super().evaluate(answer)

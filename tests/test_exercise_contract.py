@@ -31,7 +31,6 @@ from course_utils.exercises import (
     Exercise,
     FunctionExercise,
     Prediction,
-    ScaffoldExercise,
 )
 from course_utils.messages import t
 from course_utils.solutions import SOLUTION_TAG, asked_expression
@@ -149,7 +148,7 @@ def test_verdicts(ex, lang, monkeypatch):
     assert ex.evaluate(...).status == NOT_ATTEMPTED
     none = ex.evaluate(None)
     assert none.status == INCORRECT and none.message
-    junk = JUNK + ([lambda *args, **kwargs: None] if isinstance(ex, (FunctionExercise, ScaffoldExercise)) else [])
+    junk = JUNK + ([lambda *args, **kwargs: None] if isinstance(ex, FunctionExercise) else [])
     for value in junk:
         result = ex.evaluate(value)
         assert result.status != CORRECT and result.message, (value, result)

@@ -20,6 +20,7 @@ from course_utils.exercises import (
     FunctionExercise,
     Incorrect,
     Prediction,
+    ValueExercise,
     array,
     bind,
     brief_error,
@@ -63,19 +64,6 @@ def _check_shard(answer):
 
 # Exercise 15.4: 4 workers, gradients_mean=False, lr=0.5: the single-process learning rate that matches.
 SUM_WORKERS, SUM_LR = 4, 0.5
-
-
-def _check_sum_lr(answer):
-    lr = number(answer, t("the learning rate"))
-    name_the_mistake(lr, lambda summed: summed * SUM_LR, [  # the lr of a sum of `summed` shard gradients
-        ({"summed": 1}, lazy("that is what gradients_mean=True gives; with a sum, how many shard gradients are added "
-                             "up?")),
-        ({"summed": 2}, lazy("that is right for 2 workers; here there are {workers}")),
-        ({"summed": 1 / SUM_WORKERS}, lazy("a sum is larger than a mean, not smaller: the step grows")),
-    ], same=math.isclose, workers=SUM_WORKERS)
-    if not math.isclose(lr, SUM_WORKERS * SUM_LR):
-        raise Incorrect(t("each of the {workers} ranks' gradients is a mean over its shard, about the full-batch "
-                          "gradient; what is the sum of {workers} of them?", workers=SUM_WORKERS))
 
 
 # Exercise 15.7: the msrun command for the second of two machines with 4 workers each.
@@ -323,7 +311,14 @@ sum_diverges = Prediction(
      "c": (lazy("it trains like lr = 0.25: more slowly, but safely"),
            lazy("a sum is larger than a mean, not smaller: the step doubles instead of halving"))},
     answer="b")
-sum_lr = Exercise(_check_sum_lr, hints=[
+sum_lr = ValueExercise(lambda: SUM_WORKERS * SUM_LR, what=lazy("the learning rate"), fields={"workers": SUM_WORKERS},
+                       mistakes=[  # the lr of a sum of k shard gradients
+    (lambda: SUM_LR, lazy("that is what gradients_mean=True gives; with a sum, how many shard gradients are added "
+                          "up?")),
+    (lambda: 2 * SUM_LR, lazy("that is right for 2 workers; here there are {workers}")),
+    (lambda: SUM_LR / SUM_WORKERS, lazy("a sum is larger than a mean, not smaller: the step grows")),
+], otherwise=lazy("each of the {workers} ranks' gradients is a mean over its shard, about the full-batch gradient; "
+                  "what is the sum of {workers} of them?"), hints=[
     lazy("each rank computes the mean gradient of its own shard; what does the all-reduce do with them?"),
     lazy("with equal shards, each rank's mean gradient is about the full-batch gradient g; the all-reduce adds 4 of "
          "them, and SGD steps by lr times what it receives"),

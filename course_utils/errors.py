@@ -20,7 +20,7 @@ from course_utils.messages import t
 MAX_LINES = 6  # of the message; the rest is cut with a note (MindSpore's messages can run to 30 lines)
 # Where MindSpore's messages turn from the learner to the framework developer: the C++ call stack, and the
 # compiled graph's id and source position (a file path that changes with every run of a notebook cell).
-_DEVELOPER_PARTS = ("- C++ Call Stack:", "FunctionGraph ID :", "NodeInfo: In file", "The function call stack")
+DEVELOPER_PARTS = ("- C++ Call Stack:", "FunctionGraph ID :", "NodeInfo: In file", "The function call stack")
 
 
 class CaughtError:
@@ -36,7 +36,7 @@ class CaughtError:
 
 def _short(exc, folder):
     text = str(exc)
-    for marker in _DEVELOPER_PARTS:
+    for marker in DEVELOPER_PARTS:
         if marker in text:
             text = text[: text.index(marker)].rstrip("- \n")
     prefix = os.path.realpath(folder).rstrip(os.sep) + os.sep

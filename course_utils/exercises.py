@@ -43,6 +43,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from course_utils._validate import shown
+from course_utils.errors import DEVELOPER_PARTS
 from course_utils.messages import lazy, t
 
 NOT_ATTEMPTED = "not attempted"
@@ -135,9 +136,10 @@ def name_the_mistake(got, /, oracle, mistakes, same=close, **fields):
 
 # ---- what a learner's error says ----------------------------------------------------------------------------
 # Where MindSpore's messages turn from the learner to the framework developer (the C++ call stack, the compiled
-# graph's position, the analyze_fail.ir dump): a check's message stops there.
-_DEVELOPER_PARTS = ("- C++ Call Stack:", "- The Traceback of Net Construct Code", "FunctionGraph ID :",
-                    "NodeInfo: In file", "The function call stack", "(See file '", "------------------------")
+# graph's position, the analyze_fail.ir dump): a check's message stops there. expect_error's markers, and also the
+# graph traceback, the analyze_fail.ir pointer and banner rules (a check's message is one line).
+_DEVELOPER_PARTS = DEVELOPER_PARTS + ("- The Traceback of Net Construct Code", "(See file '",
+                                      "------------------------")
 _LIBRARIES = ("site-packages", "dist-packages", f"{os.sep}course_utils{os.sep}")
 
 

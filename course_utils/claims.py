@@ -67,6 +67,9 @@ def _sentence(text, measured):
     except ValueError as error:
         raise TypeError(f"claim({text!r}, ...): unbalanced braces in the sentence ({error}); write {{{{ and }}}}"
                         f" for a literal brace") from None
+    if any(not name or name.isdigit() for _, name, _, _ in string.Formatter().parse(text) if name is not None):
+        raise TypeError(f"claim({text!r}, ...): a field in the sentence has no name ({{}} or {{0}}); name it, as in"
+                        f" claim('w is {{w:.3f}}', ..., w=w), or write {{{{ and }}}} for a literal brace")
     missing = sorted(fields - set(measured))
     if missing:
         raise TypeError(f"claim({text!r}, ...): the sentence names {{{missing[0]}}}: pass {missing[0]}=... too")
@@ -75,5 +78,10 @@ def _sentence(text, measured):
         return translated
     try:
         return translated.format(**measured)
-    except (KeyError, IndexError, ValueError):  # a broken translation must never hide the claim
+    except Exception:  # a broken translation must never hide the claim
+        pass
+    try:
         return text.format(**measured)
+    except Exception as error:  # a format spec that does not suit the value, {v[0]} of a number, ...
+        raise TypeError(f"claim({text!r}, ...): the sentence cannot show the values passed"
+                        f" ({type(error).__name__}: {error})") from None

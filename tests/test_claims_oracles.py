@@ -49,10 +49,17 @@ def test_claim_fills_in_the_values_its_sentence_names(capsys):
 
 
 @pytest.mark.parametrize("text, match", [("seed {seed}", r"names \{seed\}: pass seed=\.\.\. too"),
-                                         ("a {", "unbalanced braces"), ("a }", "unbalanced braces")])
+                                         ("a {", "unbalanced braces"), ("a }", "unbalanced braces"),
+                                         ("{}", "has no name"), ("w {0}", "has no name")])
 def test_claim_says_what_its_sentence_misses(text, match):
     with pytest.raises(TypeError, match=match):
         claim(text, True)
+
+
+@pytest.mark.parametrize("text", ["{v:zz}", "{v[0]}", "{v.nothing}"])
+def test_claim_says_when_its_sentence_cannot_show_the_value(text):
+    with pytest.raises(TypeError, match=r"claim\(.*cannot show the values passed"):
+        claim(text, True, v=1.5)
 
 
 @given(text=st.text(min_size=1, max_size=40).filter(str.strip), holds=st.booleans(),

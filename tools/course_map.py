@@ -24,9 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 MINUTES = re.compile(r"Teaching:\s*(\d+)\s*min\s*·\s*Exercises:\s*(\d+)\s*min")
 PREREQUISITES = re.compile(r"\*\*Prerequisites:\*\*(.*?)(?:\n\s*\n|\n\*\*|\Z)", re.S)
 NOTEBOOK_LINK = re.compile(r"\((\d\d)_[\w.-]+\.ipynb\)")
-# The size model (CONTRIBUTING.md, "How long a lesson is"): a lower bound on the time a lesson takes.
-WORDS_PER_MINUTE = 180  # prose read and explained
-CODE_LINES_PER_MINUTE = 12  # code lines read, run and their output looked at
+# The size model (CONTRIBUTING.md, "How long a lesson is"): the time a newcomer takes for a lesson.
+WORDS_PER_MINUTE = 130  # technical prose read for understanding (studies put it at 100-150 words a minute)
+CODE_LINES_PER_MINUTE = 8  # code lines read, run and their output looked at (7.5 s a line)
+EXERCISE_MINUTES = 4  # a newcomer's time for one exercise: read, write, run, read the verdict, retry once
+PREDICTION_MINUTES = 1  # one prediction: think, choose, read the answer
+MARGIN = 0.15  # stated teaching minutes are within 15 % of the model (and never below it)
 GOING_FURTHER = re.compile(r"^(#+)\s*Going further\b.*?\(optional,\s*(\d+)\s*min\)", re.M)
 HEADING = re.compile(r"^(#+)\s", re.M)
 
@@ -118,6 +121,13 @@ def size_minutes(path):
     return estimate(*core), [(title, stated, estimate(w, n)) for title, stated, w, n in extra]
 
 
+def exercise_minutes(path):
+    """The model's exercise time: EXERCISE_MINUTES per cell tagged ``exercise``, PREDICTION_MINUTES per prediction."""
+    tags = [set(cell.metadata.get("tags", [])) for cell in nbformat.read(path, as_version=4).cells]
+    return (EXERCISE_MINUTES * sum("exercise" in t for t in tags)
+            + PREDICTION_MINUTES * sum("prediction" in t for t in tags))
+
+
 def run_seconds(path):
     from nbclient import NotebookClient
 
@@ -137,10 +147,11 @@ def main(argv=None):
         print(order_statement())
         return 0
     if args.size:
-        for name, _title, teach, _ex in read_map():
+        for name, _title, teach, ex in read_map():
             core, extra = size_minutes(ROOT / "notebooks" / name)
             optional = "".join(f"; optional '{t[:30]}': {n} min stated, {e:.1f} estimated" for t, n, e in extra)
-            print(f"{name}: teaching {teach} min stated, core {core:.1f} min estimated{optional}")
+            print(f"{name}: teaching {teach} min stated, core {core:.1f} min estimated; exercises {ex} min stated,"
+                  f" {exercise_minutes(ROOT / 'notebooks' / name)} by the model{optional}")
         return 0
     total_teach = total_ex = 0
     print("| notebook | title | teaching | exercises |" + (" run time |" if args.time else ""))

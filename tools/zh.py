@@ -164,16 +164,24 @@ def build_app(folder=TRANSLATIONS, output=APP_OUTPUT):
     return target, _text(nb)
 
 
-def build(check=False, source=SOURCE, folder=TRANSLATIONS, output=OUTPUT, app_output=APP_OUTPUT):
-    """Write (or with check=True, compare) every generated notebook; returns the names that differ."""
+def build(check=False, source=SOURCE, folder=TRANSLATIONS, output=OUTPUT, app_output=APP_OUTPUT, only=None):
+    """Write (or with check=True, compare) every generated notebook; returns the names that differ.
+
+    ``only``: notebook numbers ("06", "app") to build, leaving the others alone (for two people at work at once)."""
     output = Path(output)
     paths = translated_notebooks(source, folder)
     names = {p.name for p in paths}
+    if only:
+        unknown = sorted(set(only) - {p.name[:2] for p in paths} - {"app"})
+        if unknown:
+            raise SystemExit(f"no translated notebook numbered {', '.join(unknown)} (give numbers like 06, or app)")
+        paths = [p for p in paths if p.name[:2] in only]
     wanted = {p.name: _text(build_one(p, folder, names, _previous(output / p.name))) for p in paths}
     differ = [name for name, text in wanted.items()
               if not (output / name).exists() or (output / name).read_text(encoding="utf-8") != text]
-    orphans = sorted(p.name for p in output.glob("*.ipynb") if p.name not in wanted) if output.exists() else []
-    app = build_app(folder, app_output) if Path(source) == SOURCE else None
+    orphans = (sorted(p.name for p in output.glob("*.ipynb") if p.name not in names)
+               if output.exists() and not only else [])
+    app = build_app(folder, app_output) if Path(source) == SOURCE and (not only or "app" in only) else None
     app_differs = app is not None and (not app[0].exists() or app[0].read_text(encoding="utf-8") != app[1])
     if not check:
         output.mkdir(parents=True, exist_ok=True)
@@ -213,12 +221,13 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build")
     b.add_argument("--check", action="store_true")
+    b.add_argument("numbers", nargs="*", help="only these notebooks (06 12 app); all by default")
     sub.add_parser("stale")
     t = sub.add_parser("template")
     t.add_argument("number")
     args = parser.parse_args(argv)
     if args.command == "build":
-        differ = build(check=args.check)
+        differ = build(check=args.check, only=set(args.numbers))
         verb = "differ from what build writes" if args.check else "written"
         print(f"{len(differ)} generated notebook(s) {verb}" + (": " + ", ".join(differ) if differ else ""))
         return 1 if args.check and differ else 0

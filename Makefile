@@ -19,60 +19,60 @@
 #                    both languages: student/notebooks/ and student/zh/notebooks/ (the same for instructor/)
 #   make instructor  the instructor edition in instructor/ (each reference solution inline after its exercise)
 #   make browser  install Debian's chromium and a Chinese font for the browser tests, if missing (root; CI runs it)
-#   make test-py312  the second supported Python: a fresh 3.12 venv (under /tmp), the quick tier and every notebook
+#   make test-py312  the second supported Python: a fresh 3.12 venv (under /tmp, installed from a wheelhouse with no
+#                 index), the quick tier and every notebook
+#   make wheelhouse  every pinned wheel for Linux, Windows and macOS in wheelhouse/ (WHEELHOUSE=<folder>), for a room
+#                 with no internet: COURSE_WHEELHOUSE=<folder> then installs from it
+#   Without make (Windows, macOS): python course.py lab, python course.py test, ... (python course.py --help)
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
-DEV_STAMP := $(VENV)/.installed-dev
 NB     ?= notebooks/*.ipynb app/learning_rate_lab.ipynb
-# JupyterLab refuses to start as root unless told; a root user is common in containers and CI.
-ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# course.py does the work of every target below (so a learner without make, on Windows or macOS, types the same
+# thing: python course.py lab); it creates or updates .venv from the pins first.
+COURSE := $(PYTHON) course.py
 
 export GLOG_v := 3
 
 JOBS   ?= 2
 
-.PHONY: venv lab lab-zh app app-zh classroom classroom-zh test test-quick durations check execute zh student instructor clean-venv browser test-py312
+.PHONY: wheelhouse venv dev-venv lab lab-zh app app-zh classroom classroom-zh test test-quick durations check execute zh student instructor clean-venv browser test-py312
 
-venv: $(STAMP)
+venv:
+	$(COURSE) venv
 
-$(STAMP): requirements.txt pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --upgrade --quiet pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	@touch $(STAMP)
+dev-venv:
+	@$(COURSE) venv --dev >/dev/null
 
-$(DEV_STAMP): $(STAMP) requirements-dev.txt
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
-	@touch $(DEV_STAMP)
-
-lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
-	  --LabApp.app_settings_dir=app/jupyterlab/settings $(ROOT_FLAG)
+lab:
+	$(COURSE) lab
 
 # The Chinese edition (zh/notebooks/), with JupyterLab's menus in Chinese and the course's messages in Chinese.
-lab-zh: $(STAMP)
-	COURSE_LANG=zh $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=zh/notebooks \
-	  --LabApp.app_settings_dir=app/jupyterlab/settings-zh $(ROOT_FLAG)
+lab-zh:
+	$(COURSE) lab --zh
 
-app: $(STAMP)
-	$(BIN)/python app/serve.py
+app:
+	$(COURSE) app
 
-app-zh: $(STAMP)
-	$(BIN)/python app/serve.py --lang zh
+app-zh:
+	$(COURSE) app --zh
 
 # 127.0.0.1 unless IP is given (IP=lan: this machine's address on the local network, printed with a warning).
 IP   ?= 127.0.0.1
 ROOM ?= 20
 PORT ?= 8866
-classroom: $(STAMP)
-	$(BIN)/python app/classroom.py --ip $(IP) --room $(ROOM) --port $(PORT)
+classroom:
+	$(COURSE) classroom --ip $(IP) --room $(ROOM) --port $(PORT)
 
-classroom-zh: $(STAMP)
-	$(BIN)/python app/classroom.py --ip $(IP) --room $(ROOM) --port $(PORT) --lang zh
+classroom-zh:
+	$(COURSE) classroom --zh --ip $(IP) --room $(ROOM) --port $(PORT)
+
+# Every pinned wheel for Linux, Windows and macOS, Python 3.11 and 3.12 (about 2.5 GB), for a room with no
+# internet: copy the folder to each machine (or a USB stick) and set COURSE_WHEELHOUSE=<folder> (INSTRUCTORS.md).
+WHEELHOUSE ?= wheelhouse
+wheelhouse:
+	$(COURSE) wheelhouse $(WHEELHOUSE)
 
 # tests/test_browser.py drives this Chromium through playwright (never `playwright install`, which downloads one).
 # A Chinese font too (1.6 MB): without one, the Chinese edition's headings and buttons show empty boxes.
@@ -84,11 +84,11 @@ browser:
 	@chromium --version 2>/dev/null
 
 # Whole files go to a worker (a notebook's cells share one kernel; a browser or launcher module shares servers).
-test: $(DEV_STAMP)
-	$(BIN)/python -m pytest -n $(JOBS)
+test:
+	$(COURSE) test --jobs $(JOBS)
 
-test-quick: $(DEV_STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) tests -m "not browser and not msrun"
+test-quick:
+	$(COURSE) test --quick --jobs $(JOBS)
 
 # Python 3.12 (the course supports 3.11 and 3.12): install both pin files into a fresh venv, then the setup check,
 # the quick tier and every notebook under strict nbval (no browser, no msrun: those do not depend on the Python).
@@ -96,40 +96,38 @@ test-quick: $(DEV_STAMP)
 PY312   ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
              "$$p" -c 'import sys; print(sys.executable)' 2>/dev/null && break; done)
 VENV312 ?= /tmp/mindspore-course-py312
+# It installs from a wheelhouse with pip's index switched off: the offline install a workshop room uses is proven too.
+WH312   ?= /tmp/mindspore-course-wheelhouse-py312
 test-py312:
 	@test -n "$(PY312)" || { echo "no working python3.12 found"; exit 1; }
 	@test -x $(VENV312)/bin/python || $(PY312) -m venv $(VENV312)
-	$(VENV312)/bin/python -m pip install --upgrade --quiet pip
-	$(VENV312)/bin/python -m pip install --quiet -r requirements-dev.txt
-	$(VENV312)/bin/python -m pip install --quiet --no-deps -e .
+	$(PY312) course.py wheelhouse $(WH312) --system linux --python 3.12 --dev
+	$(VENV312)/bin/python -m pip install --quiet --no-index --find-links $(WH312) -r requirements-dev.txt
+	$(VENV312)/bin/python -m pip install --quiet --no-index --find-links $(WH312) --no-deps -e .
 	$(VENV312)/bin/python -m course_utils.setup_check --contributor
 	$(VENV312)/bin/python -m pytest -n $(JOBS) tests -m "not browser and not msrun" -p no:cacheprovider
 	$(VENV312)/bin/python -m pytest -n $(JOBS) notebooks app/learning_rate_lab.ipynb zh/app/learning_rate_lab.ipynb \
 	  -p no:cacheprovider
 
-durations: $(DEV_STAMP)
+durations: dev-venv
 	COURSE_WRITE_DURATIONS=1 $(BIN)/python -m pytest -n $(JOBS)
 
-check: $(STAMP)
-	$(BIN)/python -m course_utils.setup_check
+check:
+	$(COURSE) check
 
 # The Chinese edition of the notebooks just run (those that have one) is rebuilt and run too: its stored outputs
 # are what the Chinese edition prints (COURSE_LANG=zh).
-ZH_NB = $(wildcard $(patsubst notebooks/%,zh/notebooks/%,$(filter notebooks/%,$(wildcard $(NB))))) \
-        $(wildcard $(patsubst app/%,zh/app/%,$(filter app/%,$(wildcard $(NB)))))
-execute: $(DEV_STAMP)
-	$(BIN)/python tools/execute_notebooks.py $(NB)
-	$(BIN)/python tools/zh.py build
-	$(if $(ZH_NB),$(BIN)/python tools/execute_notebooks.py $(ZH_NB))
+execute:
+	$(COURSE) execute $(NB)
 
-zh: $(DEV_STAMP)
+zh: dev-venv
 	$(BIN)/python tools/zh.py build
 
 clean-venv:
 	rm -rf $(VENV)
 
-student: $(DEV_STAMP)
+student: dev-venv
 	$(BIN)/python tools/make_editions.py student
 
-instructor: $(DEV_STAMP)
+instructor: dev-venv
 	$(BIN)/python tools/make_editions.py instructor

@@ -169,3 +169,30 @@ def test_verdicts(ex, lang, monkeypatch):
         with redirect_stdout(out):
             exec(solutions.code(ex), {f"nb{ex.notebook}": module})
         assert out.getvalue().startswith("[ok]"), out.getvalue()
+
+
+def _line(text):
+    return re.sub(r"\s+", " ", text.strip())
+
+
+def _telling(line):
+    """A solution line that says something: not blank, a comment, an import, the answer or its check."""
+    return (len(line) > 12 and not line.startswith(("#", "import ", "from ", "answer = "))
+            and ".check(" not in line)
+
+
+VERBATIM_SHARE = 0.6  # of a solution's telling lines standing word for word in the lesson's own cells
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name[:2] for p in NOTEBOOKS])
+def test_no_solution_is_a_lesson_cell_copied(path):
+    """An exercise asks for a variation: its reference solution is not, nearly line for line, lesson code."""
+    nb = nbformat.read(path, as_version=4)
+    lesson = {_line(line) for cell in nb.cells if cell.cell_type == "code" and not asked_expression(cell)
+              and SOLUTION_TAG not in cell.metadata.get("tags", []) for line in cell.source.splitlines()}
+    for key, code in solutions.sections(path.name[:2]).items():
+        lines = [line for line in map(_line, code.splitlines()) if _telling(line)]
+        copied = [line for line in lines if line in lesson]
+        assert len(lines) < 4 or len(copied) < VERBATIM_SHARE * len(lines), (
+            f"{path.name}: {len(copied)} of the {len(lines)} lines of the solution to nb{path.name[:2]}.{key} stand"
+            f" word for word in the lesson's cells, e.g. {copied[0]!r}: ask for a variation the lesson did not show")

@@ -24,6 +24,7 @@ was saved unexecuted: nbval compares nothing then) or ran implausibly fast (COUR
 """
 
 import copy
+import functools
 import re
 from collections import defaultdict
 
@@ -93,15 +94,17 @@ def _stored_text(cells):
     return "\n".join(parts)
 
 
-def _spoilers(value, text):
+def _spoilers(value, text, digits=(2, 3)):
     """How a non-integer numeric answer, to 2 or 3 significant digits, appears in ``text`` (empty: nowhere)."""
     if value != value or value in (float("inf"), float("-inf")) or float(value).is_integer():
         return []
     found = []
-    for digits in (2, 3):
+    for digits in digits:
         shown = f"{value:.{digits}g}"
         if "." not in shown and "e" not in shown:  # "4" for 4.01: too short to tell a copy from chance
             continue
+        if len(shown.split("e")[0].replace("-", "").replace(".", "").lstrip("0")) < digits:
+            continue  # 0.5 for 0.5004: as many digits as a learning rate someone typed
         if shown not in found and re.search(rf"(?<![\d.]){re.escape(shown)}(?!\d)", text):
             found.append(shown)
     return found
@@ -111,9 +114,10 @@ class SolutionCell(IPyNbCell):
     """A reference solution (course_utils/solutions), run right after its exercise: it must print "[ok]",
     and a numeric answer must not be printed above the exercise (an answer copied from above is no exercise)."""
 
-    def __init__(self, *args, above="", **kwargs):
+    def __init__(self, *args, above="", elsewhere="", **kwargs):
         super().__init__(*args, **kwargs)
         self.above = above
+        self.elsewhere = elsewhere
 
     def runtest(self):
         super().runtest()
@@ -127,6 +131,17 @@ class SolutionCell(IPyNbCell):
         if spoilers:
             self.raise_cell_error(f"the answer ({match.group(1)}) can be copied from above: the stored outputs "
                                   f"before the exercise show {' and '.join(spoilers)}")
+        spoilers = _spoilers(float(match.group(1)), self.elsewhere, digits=(3,)) if match else []
+        if spoilers:
+            self.raise_cell_error(f"the answer ({match.group(1)}) stands elsewhere: {' and '.join(spoilers)} is in"
+                                  " this notebook's text or outputs below the exercise, or an earlier notebook's")
+
+
+@functools.lru_cache(maxsize=None)
+def _notebook_text(path):
+    """A notebook's markdown and stored outputs: where a learner could read an answer."""
+    nb = nbformat.read(str(path), as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown") + "\n" + _stored_text(nb.cells)
 
 
 class TwoPassNotebook(IPyNbFile):
@@ -166,7 +181,14 @@ class TwoPassNotebook(IPyNbFile):
                 solution.source += "\n" + ANSWER_PROBE + ENGLISH_PROBE.format(expression=expression)
                 yield SolutionCell.from_parent(self, name=f"Cell {num} solution ({label})", cell_num=num,
                                                cell=solution, options=_options(solution, False),
-                                               above=_stored_text(self.nb.cells[:index]))
+                                               above=_stored_text(self.nb.cells[:index]),
+                                               elsewhere=self._elsewhere(index))
+
+    def _elsewhere(self, index):
+        """Markdown of this notebook, its outputs after cell ``index``, and the text of every earlier notebook."""
+        earlier = [p for p in sorted(self.path.parent.glob("[0-9][0-9]_*.ipynb")) if p.name < self.path.name]
+        here = "\n".join(c.source for c in self.nb.cells if c.cell_type == "markdown")
+        return "\n".join([here, _stored_text(self.nb.cells[index + 1:]), *map(_notebook_text, earlier)])
 
 
 @pytest.hookimpl(wrapper=True)

@@ -68,7 +68,7 @@ classroom:
 classroom-zh:
 	$(COURSE) classroom --zh --ip $(IP) --room $(ROOM) --port $(PORT)
 
-# Every pinned wheel for Linux, Windows and macOS, Python 3.11 and 3.12 (about 2.5 GB), for a room with no
+# Every pinned wheel for Linux, Windows and macOS, Python 3.11 and 3.12 (about 2.9 GB), for a room with no
 # internet: copy the folder to each machine (or a USB stick) and set COURSE_WHEELHOUSE=<folder> (INSTRUCTORS.md).
 WHEELHOUSE ?= wheelhouse
 wheelhouse:

@@ -30,13 +30,15 @@ SUPPORTED = ((3, 11), (3, 12))
 LEARNER_PINS = ("requirements.txt", "pyproject.toml")
 DEV_PINS = ("requirements-dev.txt",)
 # What a room's machines may be: pip's platform tags for MindSpore 2.10's wheels (Linux x86_64, Windows x86_64,
-# macOS arm64), several per system because each package names the oldest system its wheel suits.
+# macOS on Apple silicon and on Intel), several per system because each package names the oldest system it suits.
 PLATFORMS = {
     "linux": ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64",
               "linux_x86_64"],
     "windows": ["win_amd64"],
     "macos": ["macosx_14_0_arm64", "macosx_13_0_arm64", "macosx_12_0_arm64", "macosx_11_0_arm64",
               "macosx_10_9_universal2"],
+    "macos-intel": ["macosx_14_0_x86_64", "macosx_13_0_x86_64", "macosx_12_0_x86_64", "macosx_11_0_x86_64",
+                    "macosx_10_15_x86_64", "macosx_10_9_x86_64", "macosx_10_9_universal2"],
 }
 # COURSE_WHEELHOUSE=<folder>: install from a folder `python course.py wheelhouse` filled, with no internet.
 WHEELHOUSE = "COURSE_WHEELHOUSE"

@@ -108,7 +108,7 @@ def test_the_wheelhouse_asks_pip_for_every_system_and_python(monkeypatch, tmp_pa
     monkeypatch.setattr(course, "run", calls.append)
     course.main(["wheelhouse", str(tmp_path)])
     asked = {(c[c.index("--python-version") + 1], c[c.index("--platform") + 1]) for c in calls}
-    first_tags = ("manylinux_2_28_x86_64", "win_amd64", "macosx_14_0_arm64")
+    first_tags = ("manylinux_2_28_x86_64", "win_amd64", "macosx_14_0_arm64", "macosx_14_0_x86_64")
     assert asked == {(v, p) for v in ("3.11", "3.12") for p in first_tags}
     assert all("--only-binary=:all:" in c and "requirements.txt" in c for c in calls)
     assert not any("requirements-dev.txt" in c for c in calls)

@@ -43,3 +43,24 @@ def test_the_chinese_schedules_keep_the_english_times():
     times = re.compile(r"^\| (\d{1,2}:\d\d) \|", re.M)
     english = times.findall((ROOT / "INSTRUCTORS.md").read_text())
     assert len(english) > 20 and times.findall((ROOT / "INSTRUCTORS.zh-CN.md").read_text()) == english
+
+
+def test_sync_writes_the_notebooks_minutes_into_the_four_tables(tmp_path):
+    import shutil
+
+    from course_map import sync_tables
+
+    names = ["README.md", "README.zh-CN.md", "INSTRUCTORS.md", "INSTRUCTORS.zh-CN.md"]
+    for name in names:
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "notebooks").symlink_to(ROOT / "notebooks")
+    assert sync_tables(tmp_path) == []  # the committed tables already agree (the tests above say the same)
+    name, title, teach, ex = read_map()[3]
+    for file in names:
+        text = (tmp_path / file).read_text(encoding="utf-8")
+        text = text.replace(f"| {teach} + {ex} |", "| 99 + 98 |")
+        text = text.replace(f"| {teach} min | {ex} min |", "| 99 min | 98 min |")
+        (tmp_path / file).write_text(text, encoding="utf-8")
+    assert sync_tables(tmp_path) == names
+    for file in names:
+        assert (tmp_path / file).read_text(encoding="utf-8") == (ROOT / file).read_text(encoding="utf-8")

@@ -128,6 +128,40 @@ def exercise_minutes(path):
             + PREDICTION_MINUTES * sum("prediction" in t for t in tags))
 
 
+def sync_tables(root=ROOT):
+    """Write each notebook's stated minutes into the tables that repeat them (the READMEs' course maps and the
+    instructor guides' minutes tables, both languages); returns the files changed. The notebooks are the source."""
+    rows = read_map(Path(root) / "notebooks")
+    minutes = re.compile(r"\| \d+ min \| \d+ min \|")
+    pair = re.compile(r"\| \d+ \+ \d+ \|")
+
+    def rewrite(name, is_row, pattern, new):
+        path = Path(root) / name
+        text = path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        for number, line in enumerate(lines):
+            for nb, title, teach, ex in rows:
+                if line.startswith("| ") and is_row(line, nb, title):
+                    lines[number] = pattern.sub(new(teach, ex).replace("\\", "\\\\"), line, count=1)
+        changed = "\n".join(lines)
+        if changed != text:
+            path.write_text(changed, encoding="utf-8")
+            return [name]
+        return []
+
+    def plain(title):
+        return title.replace(" · ", " ", 1)  # "03 · TrainOneStepCell ..." is "| 03 TrainOneStepCell ..." there
+
+    as_pair, as_minutes = (lambda a, b: f"| {a} + {b} |"), (lambda a, b: f"| {a} min | {b} min |")
+    changed = rewrite("README.md", lambda line, nb, _t: f"(notebooks/{nb})" in line, pair, as_pair)
+    changed += rewrite("README.zh-CN.md", lambda line, nb, _t: f"(zh/notebooks/{nb})" in line, pair, as_pair)
+    changed += rewrite("INSTRUCTORS.md", lambda line, _nb, title: line.startswith(f"| {plain(title)} |"),
+                       minutes, as_minutes)
+    changed += rewrite("INSTRUCTORS.zh-CN.md",
+                       lambda line, nb, _t: line.startswith(f"| {nb[:2]} ") and " min | " in line, minutes, as_minutes)
+    return changed
+
+
 def run_seconds(path):
     from nbclient import NotebookClient
 
@@ -142,9 +176,15 @@ def main(argv=None):
     parser.add_argument("--time", action="store_true", help="execute each notebook and report its run time")
     parser.add_argument("--order", action="store_true", help="print the order statement from the prerequisites")
     parser.add_argument("--size", action="store_true", help="print stated minutes against the size estimate")
+    parser.add_argument("--sync", action="store_true",
+                        help="write the notebooks' stated minutes into the READMEs' and instructor guides' tables")
     args = parser.parse_args(argv)
     if args.order:
         print(order_statement())
+        return 0
+    if args.sync:
+        changed = sync_tables()
+        print(f"{len(changed)} file(s) updated" + (": " + ", ".join(changed) if changed else ""))
         return 0
     if args.size:
         for name, _title, teach, ex in read_map():

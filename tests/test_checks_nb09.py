@@ -21,7 +21,7 @@ def message(exercise, answer, status=INCORRECT):
     return result.message
 
 
-@pytest.mark.parametrize("ex", [nb09.keep_best, nb09.stop_below, nb09.rmse_metric], ids=lambda ex: ex.key)
+@pytest.mark.parametrize("ex", [nb09.keep_best, nb09.warmup, nb09.correlation_metric], ids=lambda ex: ex.key)
 def test_the_reference_passes(ex):
     assert reference(ex, Callback=Callback, Metric=Metric)[1].startswith("[ok]")
 
@@ -108,99 +108,110 @@ def test_keep_best_half_written_scaffold_is_not_attempted():
     assert nb09.keep_best.evaluate(HalfDone).status == NOT_ATTEMPTED
 
 
-# ---- 09.4 StopBelow -------------------------------------------------------------------------------
-def _step_loss(run_context):
-    return float(run_context.original_args().net_outputs.asnumpy())
-
-
-class Threshold(Callback):  # stops never
-    def __init__(self, threshold):
+# ---- 09.4 Warmup -----------------------------------------------------------------------------------
+class Base(Callback):  # remembers the base rate; the variants write it
+    def __init__(self, steps):
         super().__init__()
-        self.threshold = threshold
+        self.steps = steps
+
+    def on_train_begin(self, run_context):
+        self.base = float(run_context.original_args().optimizer.learning_rate.asnumpy())
 
 
-def stop_when(hook, condition):
+def warmup_variant(hook, step_of, write="assign"):
+    """A Warmup that sets the rate in ``hook`` for step ``step_of(cb_params)``, with ops.assign or set_data."""
     def method(self, run_context):
-        if condition(self, run_context):
-            run_context.request_stop()
+        cb = run_context.original_args()
+        rate = Tensor(self.base * min(1.0, step_of(cb) / self.steps), ms.float32)
+        if write == "assign":
+            ops.assign(cb.optimizer.learning_rate, rate)
+        else:
+            cb.optimizer.learning_rate.set_data(rate)
+    return type("Variant", (Base,), {hook: method})
 
-    return type("Variant", (Threshold,), {hook: method})
 
-
-def test_stop_thresholds_tell_the_mean_from_the_last_step_with_margin():
-    means, lasts = nb09.numpy_epoch_losses(15)
-    for threshold in nb09.STOP_THRESHOLDS:
-        by_mean = nb09.expected_stop_epoch(threshold)
-        by_last = next(k for k, loss in enumerate(lasts, 1) if loss < threshold)
-        assert by_last < by_mean < 15
-        # float32 training differs from the float64 oracle by far less than these margins
-        assert means[by_mean - 2] > 1.2 * threshold and means[by_mean - 1] < threshold / 1.2
-        assert abs(lasts[by_last - 1] - threshold) > 0.02 * threshold
+def test_warmup_schedules_are_told_apart():
+    """In each setting every schedule of the checker ends far (float32 noise is ~1e-6) from every other."""
+    for setting in nb09.WARMUP_SETTINGS:
+        ends = {name: nb09.warmup_oracle(setting, name) for name in nb09.SCHEDULES}
+        names = sorted(ends)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                assert max(abs(ends[a][0] - ends[b][0]), abs(ends[a][1] - ends[b][1])) > 1e-3, (a, b, setting)
 
 
 @pytest.mark.parametrize("wrong, text", [
-    (stop_when("on_train_epoch_end", lambda self, rc: _step_loss(rc) < self.threshold), "last step"),  # History's
-    (stop_when("on_train_step_end", lambda self, rc: _step_loss(rc) < self.threshold),
-     "last step drops below it: average all the epoch's steps"),  # stops in an epoch, one epoch early here
-    (stop_when("on_train_step_end", lambda self, rc: rc.original_args().cur_step_num == 3), "middle of epoch 1"),
-    (Threshold, "never stopped"),
-    (stop_when("epoch_end", lambda self, rc: _step_loss(rc) < self.threshold), "1.x method"),
-    (Threshold(0.1), "expected your class StopBelow(threshold) (answer = StopBelow, the class itself, not an "
-                     "instance)"),
+    (Base, "the rate never changed"),
+    (warmup_variant("on_train_step_end", lambda cb: cb.cur_step_num + 1), "step 1 ran at the full rate"),
+    (warmup_variant("on_train_step_begin", lambda cb: cb.cur_step_num - 1), "step 1 ran at rate 0"),
+    (warmup_variant("on_train_step_begin", lambda cb: cb.cur_step_num, write="set_data"), "every step ran at step 1's"),
+    (warmup_variant("on_train_step_end", lambda cb: cb.cur_step_num + 1, write="set_data"), "the rate never changed"),
+    (warmup_variant("on_train_epoch_begin", lambda cb: cb.cur_epoch_num), "once an epoch"),
+    (warmup_variant("on_train_step_begin", lambda cb: 2 * cb.cur_step_num), "warming up as asked gives"),
+    (type("OldStyle", (Base,), {"step_begin": lambda self, run_context: None}), "the rate never changed"),
+    (Base(3), "(answer = Warmup, the class itself, not an instance)"),
     (Metric, "derived from mindspore.train.Callback"),
 ])
-def test_stop_below_names_the_mistake(wrong, text):
-    assert text in message(nb09.stop_below, wrong)
+def test_warmup_names_the_mistake(wrong, text):
+    assert text in message(nb09.warmup, wrong)
 
 
-# ---- 09.5 RMSE -----------------------------------------------------------------------------------
-class SumOfSquares(Metric):  # the reference's accumulation, with eval() left to the variants
+# ---- 09.5 Correlation --------------------------------------------------------------------------------
+class Sums(Metric):  # the reference's accumulation, with eval() left to the variants
     def __init__(self):
         super().__init__()
         self.clear()
 
     def clear(self):
-        self._n, self._squared = 0, 0.0
+        self.n, self.p, self.y, self.pp, self.yy, self.py = 0, 0.0, 0.0, 0.0, 0.0, 0.0
 
     def update(self, *inputs):
-        error = self._convert_data(inputs[0]).astype(np.float64) - self._convert_data(inputs[1])
-        self._n += error.size
-        self._squared += np.sum(error ** 2)
+        p = self._convert_data(inputs[0]).astype(np.float64).ravel()
+        y = self._convert_data(inputs[1]).astype(np.float64).ravel()
+        self.n += p.size
+        self.p, self.y, self.pp, self.yy, self.py = (self.p + p.sum(), self.y + y.sum(), self.pp + p @ p,
+                                                     self.yy + y @ y, self.py + p @ y)
+
+    def r(self):
+        n = self.n
+        return (self.py / n - self.p * self.y / n ** 2) / np.sqrt(
+            (self.pp / n - (self.p / n) ** 2) * (self.yy / n - (self.y / n) ** 2))
 
 
-class MeanOfBatchRMSE(Metric):
+class MeanOfBatchCorrelations(Metric):
     def clear(self):
         self._values = []
 
     def update(self, *inputs):
-        error = self._convert_data(inputs[0]) - self._convert_data(inputs[1])
-        self._values.append(np.sqrt(np.mean(error ** 2)))
+        p, y = (self._convert_data(a).ravel() for a in inputs[:2])
+        self._values.append(np.corrcoef(p, y)[0, 1])
 
     def eval(self):
         return float(np.mean(self._values))
 
 
 def _no_reset(self):
-    self.__dict__.setdefault("_n", 0)
-    self.__dict__.setdefault("_squared", 0.0)
+    for name in ("n", "p", "y", "pp", "yy", "py"):
+        self.__dict__.setdefault(name, 0)
 
 
 @pytest.mark.parametrize("wrong, text", [
-    (MeanOfBatchRMSE, "average per-batch values"),
-    (type("MSE", (SumOfSquares,), {"eval": lambda self: self._squared / self._n}), "square root"),
-    (type("NoReset", (SumOfSquares,), {"clear": _no_reset, "eval": lambda self: np.sqrt(self._squared / self._n)}),
-     "reset in clear()"),
-    (type("Text", (SumOfSquares,), {"eval": lambda self: "0.5"}), "your metric's eval() must be a number, not text"),
-    (MeanOfBatchRMSE(), "expected your class RMSE() (answer = RMSE, the class itself, not an instance)"),
-    (Threshold, "derived from mindspore.train.Metric"),
+    (MeanOfBatchCorrelations, "the mean of the batches' correlations"),
+    (type("Squared", (Sums,), {"eval": lambda self: float(self.r() ** 2)}), "r squared"),
+    (type("Unsigned", (Sums,), {"eval": lambda self: float(abs(self.r()))}), "keep the sign of r"),
+    (type("NoReset", (Sums,), {"clear": _no_reset, "eval": lambda self: float(self.r())}), "reset every sum"),
+    (type("Text", (Sums,), {"eval": lambda self: "0.5"}), "your metric's eval() must be a number, not text"),
+    (MeanOfBatchCorrelations(), "expected your class Correlation() (answer = Correlation, the class itself"),
+    (Base, "derived from mindspore.train.Metric"),
 ])
-def test_rmse_metric_names_the_mistake(wrong, text):
-    assert text in message(nb09.rmse_metric, wrong)
+def test_correlation_metric_names_the_mistake(wrong, text):
+    assert text in message(nb09.correlation_metric, wrong)
 
 
-def test_rmse_oracle_mistakes_differ_from_the_rmse():
-    batches = [(np.ones((n, 1), np.float32) * k, np.zeros((n, 1), np.float32)) for n, k in ((1, 3.0), (3, 1.0))]
-    assert nb09._numpy_rmse(batches) == pytest.approx(np.sqrt(12 / 4))  # (9 + 3) / 4 samples
-    assert nb09._numpy_rmse(batches, average="rmse") == pytest.approx(2.0)
-    assert nb09._numpy_rmse(batches, average="mse") == pytest.approx(np.sqrt(5.0))
-    assert nb09._numpy_rmse(batches, root=False) == pytest.approx(3.0)
+def test_correlation_oracle_and_its_mistakes():
+    batches = [(np.array([[1.0], [2.0]], np.float32), np.array([[1.0], [3.0]], np.float32)),
+               (np.array([[3.0], [5.0]], np.float32), np.array([[2.0], [4.0]], np.float32))]
+    r = np.corrcoef([1, 2, 3, 5], [1, 3, 2, 4])[0, 1]
+    assert nb09._numpy_correlation(batches) == pytest.approx(r)
+    assert nb09._numpy_correlation(batches, squared=True) == pytest.approx(r * r)
+    assert nb09._numpy_correlation(batches, per_batch=True) == pytest.approx(1.0)  # two points: r = 1 each

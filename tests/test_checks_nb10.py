@@ -12,89 +12,83 @@ from mindspore.train import Metric, Model  # noqa: E402
 from reference_solutions import reference  # noqa: E402
 
 from course_utils.checks import nb10  # noqa: E402
-from course_utils.data import make_spirals  # noqa: E402
 from course_utils.exercises import CORRECT, INCORRECT  # noqa: E402
-from course_utils.oracles import knn_accuracy  # noqa: E402
 
 ms.runtime.launch_blocking()  # as notebook 10 does: PyNative steps of small nets run several times faster
 
 
-def test_the_threshold_of_10_3_is_justified_by_the_references():
-    """Nearest neighbours reach about 95 % on the check's held-out spirals, so 85 % is fair; the spirals are
-    not the lesson's moons."""
-    x_train, y_train, x_test, y_test = nb10.spirals_split()
-    assert knn_accuracy(x_train, y_train, x_test, y_test, k=5) >= nb10.THRESHOLD + 0.08
-    assert len(y_train) == 300 and len(y_test) == 150 and set(np.unique(y_test)) == {0, 1, 2}
-    assert not np.array_equal(make_spirals(**nb10.SPIRALS)[0], make_spirals(450, 3, 0.05, seed=0)[0])
+def test_the_checks_mistakes_give_other_numbers_than_the_answer():
+    """On the check's data, the mean over batches and the sum are far from the mean over the points (so the
+    named mistakes cannot be confused with the answer), and the data is not the lesson's moons (3 classes)."""
+    want = nb10.evaluation_oracle()
+    assert abs(nb10.evaluation_oracle("batches") - want) > 0.1 * want
+    assert nb10.evaluation_oracle("sum") == pytest.approx(want * nb10.EVAL_POINTS)
+    _, _, labels = nb10._evaluation_setup()
+    assert set(np.unique(labels)) == {0, 1, 2} and len(labels) % nb10.EVAL_BATCH == 13
 
 
-def test_a_line_gets_about_half_of_the_checks_spirals():
-    """The exercise text says the best linear model gets about 50 % of the check's held-out spirals."""
-    import mindspore.dataset as ds
+def test_the_checks_net_is_the_oracles_net_in_evaluation_mode():
+    """The numpy oracle is the check's MindSpore net with Dropout passing everything through."""
+    from mindspore import Tensor
 
-    x_train, y_train, x_test, y_test = nb10.spirals_split()
-    ms.set_seed(0)
-    net = nn.Dense(2, 3)
-    model = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
-                  nn.Adam(net.trainable_params(), learning_rate=0.02), metrics={"accuracy"})
-    model.train(nb10.EPOCHS, ds.NumpySlicesDataset({"x": x_train, "y": y_train}).batch(nb10.BATCH))
-    accuracy = model.eval(ds.NumpySlicesDataset({"x": x_test, "y": y_test}, shuffle=False).batch(150))["accuracy"]
-    assert 0.4 < accuracy < 0.6, accuracy
+    net = nb10._evaluation_net()
+    assert net.training
+    _, points, labels = nb10._evaluation_setup()
+    net.set_train(False)
+    loss = float(nn.CrossEntropyLoss()(net(Tensor(points)), Tensor(labels)).asnumpy())
+    assert loss == pytest.approx(nb10.evaluation_oracle(), rel=1e-5)
 
 
-@pytest.mark.parametrize("ex", [nb10.classifier, nb10.multi_metric], ids=["10.3", "10.4"])
+@pytest.mark.parametrize("ex", [nb10.evaluation_loss, nb10.multi_metric], ids=["10.3", "10.4"])
 def test_the_reference_solutions_pass(ex):
     _, printed = reference(ex, Model=Model, Metric=Metric)
     assert printed.startswith("[ok]"), printed
 
 
-# ---- 10.3 build_classifier ----------------------------------------------------------------------------------
-def make_builder(hidden=32, activation=nn.Tanh, lr=0.02, out=None, loss=None, metrics=None, optimizer=nn.Adam,
-                 softmax=False):
-    def build_classifier(classes):
-        act = [activation()] if activation else []
-        layers = [nn.Dense(2, hidden), *act, nn.Dense(hidden, hidden), *act, nn.Dense(hidden, out or classes)]
-        net = nn.SequentialCell(*layers, *([nn.Softmax()] if softmax else []))
-        loss_fn = loss if loss is not None else nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-        opt = optimizer(net.trainable_params(), learning_rate=lr)
-        return Model(net, loss_fn, opt, metrics=metrics if metrics is not None else {"accuracy": nn.Accuracy()})
-    return build_classifier
+# ---- 10.3 held_out_loss -------------------------------------------------------------------------------------
+def make_held_out_loss(evaluation_mode=True, loss=None, over="points", what="loss"):
+    def held_out_loss(net, dataset):
+        if evaluation_mode:
+            net.set_train(False)
+        totals, counts, right = [], [], 0
+        for x, y in dataset.create_tuple_iterator():
+            loss_fn = loss or nn.CrossEntropyLoss()
+            totals.append(float(loss_fn(net(x), y).asnumpy()))
+            counts.append(len(y))
+            right += int((net(x).asnumpy().argmax(axis=1) == y.asnumpy()).sum())
+        if what == "accuracy":
+            return right / sum(counts)
+        if over == "batches":
+            return float(np.mean(totals))
+        if over == "sum":
+            return float(np.dot(totals, counts))
+        return float(np.dot(totals, counts) / sum(counts))
+    return held_out_loss
 
 
-def test_classifier_accepts_a_relu_net():
-    result = nb10.classifier.evaluate(make_builder(activation=nn.ReLU, lr=0.01, metrics={"accuracy"}))
-    assert result.status == CORRECT, result.message
+def test_held_out_loss_accepts_the_fused_loss_summed():
+    """SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum") over the batches, divided once, is right too."""
+    def held_out_loss(net, dataset):
+        net.set_train(False)
+        loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum")
+        total = points = 0
+        for x, y in dataset.create_tuple_iterator():
+            total += float(loss_fn(net(x), y).asnumpy())
+            points += len(y)
+        return total / points
+    assert nb10.evaluation_loss.evaluate(held_out_loss).status == CORRECT
+    assert nb10.evaluation_loss.evaluate(make_held_out_loss()).status == CORRECT
 
 
-class Constant(Metric):
-    """A metric called accuracy that is not."""
-
-    def clear(self):
-        pass
-
-    def update(self, *inputs):
-        pass
-
-    def eval(self):
-        return 0.99
-
-
-@pytest.mark.parametrize("builder, expected", [
-    (make_builder(activation=None), "linear in its input"),
-    (make_builder(out=3), "gives 3 numbers per point, expected shape (64, 4)"),
-    (make_builder(out=2), "gives 2 numbers per point"),
-    (make_builder(softmax=True), "ends with a softmax"),
-    (make_builder(loss=nn.SoftmaxCrossEntropyWithLogits()), "sparse=True"),
-    (make_builder(loss=nn.SoftmaxCrossEntropyWithLogits(sparse=True)), "reduction='mean'"),
-    (make_builder(loss=nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum")), "mean softmax"),
-    (make_builder(metrics={"loss"}), "must include 'accuracy'"),
-    (make_builder(metrics={"accuracy": Constant()}), "use nn.Accuracy()"),
-    (make_builder(optimizer=nn.SGD, lr=0.1), "nn.Adam"),
-    (make_builder(hidden=4, lr=0.001), "expected at least 0.85"),
-    (lambda classes: nn.Dense(2, classes), "must return a mindspore.train.Model"),
+@pytest.mark.parametrize("answer, expected", [
+    (make_held_out_loss(evaluation_mode=False), "Dropout is still active"),
+    (make_held_out_loss(over="batches"), "the mean of the 3 batch means"),
+    (make_held_out_loss(over="sum"), "the sum over the 113 points"),
+    (make_held_out_loss(what="accuracy"), "not an accuracy"),
+    (lambda net, dataset: "3.5", "must be a"),
 ])
-def test_classifier_rejects_typical_mistakes(builder, expected):
-    result = nb10.classifier.evaluate(builder)
+def test_held_out_loss_rejects_typical_mistakes(answer, expected):
+    result = nb10.evaluation_loss.evaluate(answer)
     assert result.status == INCORRECT and expected in result.message, result.message
 
 

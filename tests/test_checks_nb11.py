@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from reference_solutions import reference
 
+from course_utils import solutions
 from course_utils.checks import nb11
 from course_utils.ckpt_demo import expect_error, flip_bit, quiet_python_logs, reseal_crc
 from course_utils.data import make_linear_data
@@ -93,17 +94,33 @@ def test_load_or_fail_quotes_a_mindspore_error_without_its_cpp_banner():
     assert "C++" not in message and "----" not in message, message
 
 
-def resumer(setup, into="train_step", steps=True, lr=0.1, seed=0, returns="net"):
-    """resume, loading the checkpoint into "train_step", "net", "net and optimizer" or nothing (None)."""
-    def resume(path, more):
+def resumer(setup, into="train_step", steps="rest", first="global_step", lr=0.1, seed=0, returns="net"):
+    """resume, loading the checkpoint into "train_step", "net", "net and optimizer" or nothing (None); training
+    the rest of the steps ("rest"), all of them ("all") or none (None), from the next batch ("global_step") or
+    from the first (0)."""
+    def resume(path, x, y, total_steps):
         net, optimizer, train_step = setup.make_training(seed=seed, lr=lr)
         state = ms.load_checkpoint(path, choice_func=lambda name: name != "learning_rate")
         cells = {"train_step": [train_step], "net": [net], "net and optimizer": [net, optimizer], None: []}
         for cell in cells[into]:
             ms.load_param_into_net(cell, state)
-        setup.train(train_step, more if steps else 0)
+        done = int(state["global_step"].asnumpy()[0])
+        batches = [(ms.Tensor(x[i:i + 20]), ms.Tensor(y[i:i + 20])) for i in range(0, len(x), 20)]
+        start = done if first == "global_step" else 0
+        count = {"rest": total_steps - done, "all": total_steps, None: 0}[steps]
+        for step in range(start, start + count):
+            train_step(*batches[step % len(batches)])
         return {"net": net, "train_step": train_step, "pair": (1.0, 2.0), None: None}[returns]
     return resume
+
+
+def reference_code(ex):
+    return solutions.code(ex)
+
+
+def test_resume_reference_is_not_a_lesson_cell():
+    """The reference reads the data position from the checkpoint: nothing the lesson's resume cells do."""
+    assert "% len(batches)" in reference_code(nb11.resume)
 
 
 def test_resume_also_accepts_loading_into_net_and_optimizer(setup):
@@ -113,7 +130,10 @@ def test_resume_also_accepts_loading_into_net_and_optimizer(setup):
 
 @pytest.mark.parametrize("settings, says", [
     ({"into": "net"}, "not the optimizer's moments"),
-    ({"steps": False}, "did you train"),
+    ({"first": 0}, "continued with the first batch"),
+    ({"first": 0, "steps": "all"}, "total_steps more steps, from the first batch"),
+    ({"steps": "all"}, "you trained total_steps more steps: the checkpoint had done 6"),
+    ({"steps": None}, "did you train the remaining steps"),
     ({"into": None}, "expected w="),
     ({"lr": 0.05}, "expected w="),
     ({"returns": "pair"}, "return the trained net"),
@@ -125,12 +145,29 @@ def test_resume_rejects_typical_mistakes(setup, settings, says):
 
 
 def test_resume_oracle_matches_mindspore_momentum(setup):
-    """The checker's numpy oracle follows MindSpore's Momentum step for step (within float32 noise)."""
+    """The checker's numpy oracle follows MindSpore's Momentum step for step (within float32 noise), full batch
+    and on mini-batches that wrap around the data, starting in the middle of an epoch."""
     net, _, train_step = setup.make_training(seed=0)
     w0, b0 = float(net.dense.weight.asnumpy()[0, 0]), float(net.dense.bias.asnumpy()[0])
     setup.train(train_step, 30)
     w, b, _, _ = nb11._oracle(w0, b0, 0.0, 0.0, 30)
     assert abs(w - net.dense.weight.asnumpy()[0, 0]) < 1e-5 and abs(b - net.dense.bias.asnumpy()[0]) < 1e-5
+    x, y = nb11._resume_data()
+    net, _, train_step = setup.make_training(seed=1)
+    w0, b0 = float(net.dense.weight.asnumpy()[0, 0]), float(net.dense.bias.asnumpy()[0])
+    batches = [(ms.Tensor(x[i:i + 20]), ms.Tensor(y[i:i + 20])) for i in range(0, len(x), 20)]
+    for step in range(2, 2 + 11):
+        train_step(*batches[step % len(batches)])
+    w, b, _, _ = nb11._oracle(w0, b0, 0.0, 0.0, 11, first=2, x=x, y=y, batch=20)
+    assert abs(w - net.dense.weight.asnumpy()[0, 0]) < 1e-5 and abs(b - net.dense.bias.asnumpy()[0]) < 1e-5
+
+
+def test_resume_mistakes_are_told_apart():
+    """Every named mistake gives weights far from the right answer and from the other mistakes."""
+    results = [nb11.resume_oracle()] + [nb11.resume_oracle(**settings) for settings, _ in nb11.RESUME_MISTAKES]
+    for i, a in enumerate(results):
+        for b in results[i + 1:]:
+            assert max(abs(a[0] - b[0]), abs(a[1] - b[1])) > 1e-3, (a, b)
 
 
 # ---- ckpt_demo ------------------------------------------------------------------------------------------

@@ -121,13 +121,13 @@ def test_jit_compiles_once_per_python_number_and_once_for_a_tensor():
 
 
 def test_eval_loss_is_made_anew_for_every_validation_batch():
-    """Notebook 09 section 4: eval_loss is the last batch's loss."""
+    """Notebook 09, Going further "what eval_loss covers": eval_loss is the last batch's loss."""
     source = inspect.getsource(ms.train.Model._eval_process)
     assert source.index('get_metric_fn("loss")') > source.index("for next_element in dataset_helper")
 
 
 def test_early_stopping_writes_no_checkpoint_and_the_loaders_use_no_pickle():
-    """Notebook 11 sections 5 and 7."""
+    """Notebook 11 section 4 and Going further "only load checkpoints you trust"."""
     import mindspore.parallel.transform_safetensors as safetensors_loader
     from mindspore.train import EarlyStopping
 

@@ -1,7 +1,5 @@
 """Exercises of notebook 00 (setup and how the course works)."""
 
-import numbers
-
 from course_utils._validate import shown
 from course_utils.exercises import Exercise, FunctionExercise, Incorrect, Prediction, bind
 from course_utils.messages import lazy, t
@@ -15,19 +13,6 @@ def _check_version(answer):
                           kind=type(answer).__name__))
     if answer != ms.__version__:
         raise Incorrect(t("{answer!r} is not the installed version; print ms.__version__ to see it", answer=answer))
-
-
-def _check_default_mode(answer):
-    import mindspore as ms
-
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
-        raise Incorrect(t("expected the mode as an int, the value of ms.GRAPH_MODE or ms.PYNATIVE_MODE, "
-                          "got {answer}", answer=shown(answer)))
-    if answer == ms.GRAPH_MODE:
-        raise Incorrect(t("GRAPH_MODE (0) is what MindSpore 1.x and the source article say, but 2.10 starts in "
-                          "PyNative: look at ms.get_context('mode') in a fresh kernel"))
-    if answer != ms.PYNATIVE_MODE:
-        raise Incorrect(t("expected ms.GRAPH_MODE or ms.PYNATIVE_MODE, got {answer}", answer=shown(answer)))
 
 
 def _check_mode_name(answer):
@@ -61,21 +46,6 @@ def _check_mode_name(answer):
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
-glog_after_import = Prediction(
-    lazy("A program imports mindspore FIRST and only then sets os.environ['GLOG_v'] = '3'. Then it calls a "
-         "deprecated function, which makes MindSpore log a [WARNING] line. Is that warning printed?"),
-    {"a": (lazy("No: the variable is set before the warning, so the warning is silenced"),
-           lazy("tempting, because environment variables are usually read when they are needed. MindSpore reads "
-                "GLOG_v once, while `import mindspore` runs, and configures its loggers then: changing the "
-                "variable later changes nothing")),
-     "b": (lazy("Yes: MindSpore read GLOG_v when it was imported, so setting it afterwards has no effect"),
-           lazy("MindSpore configures its logging while it is imported. That is why every notebook sets GLOG_v "
-                "in its first cell, before `import mindspore`, and why restarting the kernel is the only way to "
-                "change it")),
-     "c": (lazy("The program fails: GLOG_v may not be changed after the import"),
-           lazy("nothing checks the variable after the import, so nothing can fail: MindSpore simply never "
-                "reads it again, and the warning is printed as if GLOG_v had not been set"))},
-    answer="b")
 tensor_dtype = Prediction(
     lazy("Tensor(np.zeros(3)) wraps a numpy array of zeros. What dtype does the Tensor have?"),
     {"a": (lazy("float32, MindSpore's default"),
@@ -91,15 +61,25 @@ version = Exercise(_check_version, hints=[
     lazy("the package you imported as `ms` can tell you which version it is"),
     lazy("every Python package has a __version__ attribute"),
 ])
-default_mode = Exercise(_check_default_mode, hints=[
-    lazy("MindSpore keeps its settings in a context; there is a getter next to ms.set_context"),
-    lazy("ms.get_context('mode') returns 0 for GRAPH_MODE and 1 for PYNATIVE_MODE"),
-])
+default_mode = Prediction(
+    lazy("MindSpore runs a network in PyNative mode (each operation as Python reaches it) or in graph mode "
+         "(construct compiled first). Which one does MindSpore 2.10 start in, before any set_context call?"),
+    {"a": (lazy("Graph mode: it is faster, so it is the default"),
+           lazy("that was MindSpore 1.x's default, and the source article (written for 1.8) still says so. Since "
+                "2.0, MindSpore starts in PyNative mode; graph mode is opt-in (set_context(mode=ms.GRAPH_MODE) or "
+                "@ms.jit)")),
+     "b": (lazy("PyNative mode"),
+           lazy("since MindSpore 2.0 the default is PyNative, the mode that is easy to debug; graph mode is opt-in "
+                "(set_context(mode=ms.GRAPH_MODE), or @ms.jit for one function)")),
+     "c": (lazy("Neither: a program must choose with set_context(mode=...) before it runs a net"),
+           lazy("MindSpore never asks: the context has a default mode, and ms.get_context('mode') reads it. In "
+                "2.10 it is PyNative"))},
+    answer="b")
 mode_name = FunctionExercise(_check_mode_name, signature="mode_name()", hints=[
     lazy("the function must ask MindSpore each time it is called: which getter reads the mode back from the "
          "context?"),
-    lazy("compare ms.get_context('mode') with ms.GRAPH_MODE: `return 'graph' if ms.get_context('mode') == "
-         "ms.GRAPH_MODE else ...`"),
+    lazy("ms.get_context('mode') returns the current mode as a number: compare it with the constants "
+         "ms.GRAPH_MODE and ms.PYNATIVE_MODE and turn it into a name"),
 ])
 
 bind(globals())

@@ -4,6 +4,7 @@ import functools
 
 import numpy as np
 
+from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
 from course_utils.exercises import (
     Exercise,
@@ -11,7 +12,6 @@ from course_utils.exercises import (
     Incorrect,
     Prediction,
     bind,
-    brief_error,
     close,
     name_the_mistake,
     number,
@@ -42,31 +42,56 @@ def _check_l1_by_hand(answer):
         raise Incorrect(t("{value:.4f} is not the mean absolute difference of PREDICTIONS and LABELS", value=value))
 
 
-def _check_l1_loss_cell(answer):
+# Exercise 02.4: a loss of the learner's own, as a Cell, checked on the checker's net and data.
+LC_X = np.array([[-1.0], [0.0], [0.5], [1.5], [3.0]], dtype=np.float32)
+LC_Y = np.array([[0.5], [0.2], [1.5], [0.5], [4.5]], dtype=np.float32)
+LC_START = (1.2, -0.3)  # the checker's net: w, b
+
+
+def _log_cosh_oracle(kind="mean"):
+    """(loss, dloss/dw, dloss/db) of the checker's net on LC_X, LC_Y in float64, for the log-cosh loss and the
+    typical mistakes ("sum": summed, "cosh": no log, "mse": the mean squared error)."""
+    x, y = LC_X.astype(np.float64).ravel(), LC_Y.astype(np.float64).ravel()
+    e = LC_START[0] * x + LC_START[1] - y
+    value, slope = {"mean": (np.log(np.cosh(e)), np.tanh(e)), "sum": (np.log(np.cosh(e)), np.tanh(e)),
+                    "cosh": (np.cosh(e), np.sinh(e)), "mse": (e ** 2, 2 * e)}[kind]
+    scale = 1.0 if kind == "sum" else 1.0 / len(x)
+    return scale * np.array([value.sum(), (slope * x).sum(), slope.sum()])
+
+
+def _check_log_cosh(answer):
     import mindspore as ms
     from mindspore import nn
 
-    if not isinstance(answer, nn.Cell):
-        raise Incorrect(t("expected a Cell instance such as nn.WithLossCell(net, loss_fn), got {kind}",
-                          kind=type(answer).__name__))
-    params = {p.name.split(".")[-1]: p.asnumpy().astype(np.float64) for p in answer.trainable_params()}
-    if set(params) != {"weight", "bias"}:
-        raise Incorrect(t("the loss cell should wrap the one-neuron net (weight and bias), it has {names}",
-                          names=sorted(params)))
-    x = np.array([[0.0], [0.5], [1.0], [2.0]], dtype=np.float32)
-    y = np.array([[0.1], [1.0], [2.5], [3.0]], dtype=np.float32)
-    pred = x @ params["weight"].T + params["bias"]
-    try:
-        out = answer(ms.Tensor(x), ms.Tensor(y))
-    except TypeError as exc:
-        raise Incorrect(t("calling it as loss_cell(data, label) failed: {exc}", exc=brief_error(exc))) from None
-    got = number(out, t("loss_cell(data, label)"))
-    if np.isclose(got, np.mean((pred - y) ** 2), rtol=1e-5):
-        raise Incorrect(t("that is the MSE loss; use nn.L1Loss() as the loss function"))
-    mae = np.mean(np.abs(pred - y))
-    if not np.isclose(got, mae, rtol=1e-5):
-        raise Incorrect(t("loss_cell(x, y) gave {got:.6f}, but the mean absolute error of the net is {mae:.6f}",
-                          got=got, mae=mae))
+    if not issubclass(answer, nn.Cell):
+        raise Incorrect(t("{answer} is not a Cell: write class LogCoshLoss(nn.Cell)", answer=shown(answer)))
+    net = one_neuron(*LC_START)
+    loss_net = nn.WithLossCell(net, answer())
+    data, label = ms.Tensor(LC_X), ms.Tensor(LC_Y)
+    out = loss_net(data, label)
+    if not isinstance(out, ms.Tensor):
+        raise Incorrect(t("construct(prediction, label) should return a MindSpore Tensor, got {kind}: compute the "
+                          "loss with MindSpore operations on the Tensors it receives", kind=type(out).__name__))
+    if out.size == len(LC_X):
+        raise Incorrect(t("construct returns one loss per sample (shape {shape}): reduce them to one number, the "
+                          "mean over the samples", shape=tuple(out.shape)))
+    got = number(out, t("the loss"))
+    name_the_mistake(got, lambda kind: _log_cosh_oracle(kind)[0], [
+        (dict(kind="sum"), lazy("{got:.5f} is the sum over the samples; the loss asked for is their mean")),
+        (dict(kind="cosh"), lazy("{got:.5f} is the mean of cosh(prediction - label): take its log")),
+        (dict(kind="mse"), lazy("{got:.5f} is the mean squared error; the exercise asks for log(cosh(...))")),
+    ], same=functools.partial(np.isclose, rtol=1e-5), got=got)
+    want = _log_cosh_oracle()
+    if not np.isclose(got, want[0], rtol=1e-5):
+        raise Incorrect(t("on the check's own net and data the loss should be {want:.5f}, yours gives {got:.5f}",
+                          want=want[0], got=got))
+    grads = ms.grad(loss_net, None, net.trainable_params())(data, label)
+    slopes = [float(np.sum(g.asnumpy())) for g in grads]
+    if not close(slopes, want[1:], rtol=1e-4, atol=1e-6):
+        raise Incorrect(t("the loss value is right, but MindSpore's gradients through your loss are {got} (w, b), "
+                          "numpy's are {want}: compute the loss with MindSpore operations on the Tensors (not numpy "
+                          "on .asnumpy()), so that ms.grad can differentiate it", got=np.round(slopes, 5).tolist(),
+                          want=np.round(want[1:], 5).tolist()))
 
 
 # Exercise 02.5: the checker's own data and weights, not the lesson's.
@@ -97,14 +122,45 @@ _CURVE_MISTAKES = [  # (settings of _curve, message)
 _OTHER_LOSS = lazy("with {name} your curve is the {other} loss: use the loss_fn you were given")
 
 
+def _counting_neuron(w, b):
+    """A one-neuron net like one_neuron(w, b) that counts how often it runs (a numpy curve never runs it)."""
+    import mindspore as ms
+    from mindspore import nn, ops
+
+    class CountingNeuron(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(1, 1)
+            self.calls = 0
+
+        def construct(self, x):
+            self.calls += 1
+            return self.dense(x)
+
+    net = CountingNeuron()
+    ops.assign(net.dense.weight, ms.Tensor([[w]], ms.float32))
+    ops.assign(net.dense.bias, ms.Tensor([b], ms.float32))
+    return net
+
+
 def _check_loss_curve(answer):
     from mindspore import nn
 
     for loss_fn, kind, name in ((nn.L1Loss(), "l1", "nn.L1Loss()"),
                                 (nn.MSELoss(reduction="sum"), "mse_sum", 'nn.MSELoss(reduction="sum")')):
-        got = loss_curve.call(answer, one_neuron(START_WEIGHT, START_BIAS), loss_fn, CURVE_WEIGHTS, CURVE_X, CURVE_Y)
+        net = _counting_neuron(START_WEIGHT, START_BIAS)
+        got = loss_curve.call(answer, net, loss_fn, CURVE_WEIGHTS, CURVE_X, CURVE_Y)
         curve, want = series(got, t("what loss_curve returned (one loss per weight)"), len(CURVE_WEIGHTS)), _curve(kind)
         if close(curve, want):
+            if net.calls < len(CURVE_WEIGHTS):
+                raise Incorrect(t("the numbers are right, but the net you were given ran {calls} time(s) for {n} "
+                                  "weights: compute each loss with MindSpore, through a WithLossCell around that net",
+                                  calls=net.calls, n=len(CURVE_WEIGHTS)))
+            last = (net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item())
+            if not close(last, (CURVE_WEIGHTS[-1], 0.0)):
+                raise Incorrect(t("the numbers are right, but the net's Parameters end at w = {w:.4f}, b = {b:.4f}, "
+                                  "not at the last weight and 0: write each w into net.dense.weight (and 0 into "
+                                  "net.dense.bias), then run the loss cell", w=last[0], b=last[1]))
             continue
         if close(curve, np.full_like(curve, curve[0]), rtol=1e-6, atol=1e-9):
             raise Incorrect(t("every loss is the same: the weight never changed. Write each w into the Parameter "
@@ -151,18 +207,18 @@ auto_prefix_names = Prediction(
     answer="b")
 l1_by_hand = Exercise(_check_l1_by_hand, hints=[
     lazy("L1 is the mean of the absolute errors: you need the errors first, then np.abs and a mean"),
-    lazy("np.mean(np.abs(predictions - labels))"),
+    lazy("nn.L1Loss() uses reduction='mean': add up the four absolute errors and divide by their number"),
 ])
-l1_loss_cell = Exercise(_check_l1_loss_cell, hints=[
-    lazy("WithLossCell takes the network and a loss cell: MindSpore has a built-in L1 loss"),
-    lazy("nn.WithLossCell(net, nn.L1Loss())"),
+log_cosh = FunctionExercise(_check_log_cosh, signature="LogCoshLoss()", cls=True, hints=[
+    lazy("a loss is a Cell like any other: __init__ calls super().__init__(), and construct(prediction, label) "
+         "returns one number"),
+    lazy("MindSpore has ops.cosh and ops.log (also as Tensor methods); a Tensor's .mean() averages it"),
 ])
 loss_curve = FunctionExercise(_check_loss_curve, signature="loss_curve(net, loss_fn, weights, x, y)", hints=[
     lazy("section 4 does this for three losses: for each w, write it into the weight (and 0 into the bias), then "
          "call a WithLossCell"),
-    lazy("cell = nn.WithLossCell(net, loss_fn); for each w: ops.assign(net.dense.weight, Tensor([[w]], "
-         "ms.float32)), ops.assign(net.dense.bias, Tensor([0.0], ms.float32)), then cell(Tensor(x), "
-         "Tensor(y)).asnumpy().item()"),
+    lazy("build the WithLossCell once, before the loop; ops.assign writes a value into a Parameter, and the "
+         "value must have the Parameter's shape and dtype: (1, 1) float32 for the weight, (1,) for the bias"),
 ])
 
 bind(globals())

@@ -1,13 +1,13 @@
 """Exercises of notebook 03 (TrainOneStepCell, the training loop, least squares)."""
 
 import functools
+from contextlib import contextmanager
 
 import numpy as np
 
-from course_utils import oracles
+from course_utils import oracles, training
 from course_utils._validate import shown
 from course_utils.checks._nets import one_neuron
-from course_utils.data import make_linear_data
 from course_utils.exercises import (
     Exercise,
     FunctionExercise,
@@ -16,7 +16,6 @@ from course_utils.exercises import (
     bind,
     close,
     name_the_mistake,
-    number,
     series,
 )
 from course_utils.messages import lazy, t
@@ -36,48 +35,116 @@ EXERCISE_STEPS = 150  # on exercise_data() 100 steps converge for no learning ra
 COURSE_WINDOW = (0.37, 0.78)  # the learning rates that converge in 100 steps on the course data (section 5)
 
 
-def _check_learning_rate(answer):
-    lr = number(answer, t("the learning rate"))
-    if lr <= 0:
-        raise Incorrect(t("a learning rate must be positive, got {lr:g}", lr=lr))
+@functools.lru_cache(maxsize=1)
+def exercise_window(step=0.001):
+    """The learning rates (a grid of ``step``) with which EXERCISE_STEPS full-batch steps from (0, 0) converge on
+    exercise_data(): (lowest, highest), by the course's numpy oracle."""
     x, y = exercise_data()
+    best = oracles.least_squares(x, y)
+    good = [lr for lr in np.round(np.arange(0.2, 1.0, step), 3) if _converges(x, y, lr, best)]
+    return float(good[0]), float(good[-1])
+
+
+def _converges(x, y, lr, best):
     ws, bs, _ = oracles.gradient_descent(x, y, lr, EXERCISE_STEPS)
-    w, b = ws[-1], bs[-1]
-    target_w, target_b = oracles.least_squares(x, y)
-    carried = ""
-    if COURSE_WINDOW[0] <= lr <= COURSE_WINDOW[1]:
-        carried = t(" ({lr:g} converges on the course data, but the window moves with the data: here x lies "
-                    "between 0.3 and 1.1)", lr=lr)
-    if not (np.isfinite(w) and np.isfinite(b)) or abs(w) > 100:
-        raise Incorrect(t("lr={lr:g} diverges on this data: after {steps} steps w = {w:.3g}{carried}. Try a smaller "
-                          "one", lr=lr, steps=EXERCISE_STEPS, w=w, carried=carried))
-    path = np.vstack([[0.0, 0.0], np.stack([ws, bs], axis=1)])
-    if oracles.steps_to_converge(path, (target_w, target_b)) is not None:
-        return
-    fields = dict(lr=lr, w=w, b=b, steps=EXERCISE_STEPS, tol=oracles.CONVERGED, target_w=target_w,
-                  target_b=target_b, carried=carried)
-    if lr > 0.95 * 2.0 / oracles.lambda_max(x):
-        raise Incorrect(t("lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {steps} steps: not within {tol} of the "
-                          "least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a smaller one", **fields))
-    raise Incorrect(t("lr={lr:g} ends at w = {w:.4f}, b = {b:.4f} after {steps} steps: not within {tol} of the "
-                      "least-squares fit ({target_w:.4f}, {target_b:.4f}){carried}. Try a larger one", **fields))
+    return oracles.steps_to_converge(np.vstack([[0.0, 0.0], np.stack([ws, bs], axis=1)]), best) is not None
+
+
+WINDOW_TOLERANCE = 0.01  # each end of the answer within this of the true end
+
+
+def _check_learning_rate(answer):
+    if isinstance(answer, (int, float)) or not isinstance(answer, (tuple, list, np.ndarray)):
+        raise Incorrect(t("expected a pair (lowest, highest) of learning rates, got {answer}", answer=shown(answer)))
+    low, high = series(answer, t("your pair (lowest, highest)"), 2)
+    if low <= 0:
+        raise Incorrect(t("a learning rate must be positive, got {lr:g}", lr=low))
+    if low > high:
+        raise Incorrect(t("{low:g} is larger than {high:g}: answer (lowest, highest)", low=low, high=high))
+    if abs(low - COURSE_WINDOW[0]) <= 0.005 and abs(high - COURSE_WINDOW[1]) <= 0.005:
+        raise Incorrect(t("({low:g}, {high:g}) is the window on the course data (section 5); the window moves with "
+                          "the data: sweep on x2, y2", low=low, high=high))
+    x, y = exercise_data()
+    best = oracles.least_squares(x, y)
+    true_low, true_high = exercise_window()
+    fields = dict(steps=EXERCISE_STEPS)
+    if low < true_low - WINDOW_TOLERANCE:
+        raise Incorrect(t("lr = {lr:g} does not converge in {steps} steps on this data: the window starts higher",
+                          lr=low, **fields))
+    if low > true_low + WINDOW_TOLERANCE:
+        raise Incorrect(t("lr = {lr:g} converges in {steps} steps, but so do smaller learning rates: the window "
+                          "starts lower", lr=low, **fields) if _converges(x, y, low, best) else
+                        t("lr = {lr:g} does not converge in {steps} steps on this data: look for the lowest rate that "
+                          "does", lr=low, **fields))
+    if high > true_high + WINDOW_TOLERANCE:
+        raise Incorrect(t("lr = {lr:g} does not converge in {steps} steps on this data: the window ends lower",
+                          lr=high, **fields))
+    if high < true_high - WINDOW_TOLERANCE:
+        raise Incorrect(t("lr = {lr:g} converges in {steps} steps, but so do larger learning rates: the window ends "
+                          "higher", lr=high, **fields))
+
+
+@contextmanager
+def _forbidden(answer, helpers, why, names=()):
+    """While the learner's function runs, the course's own helpers raise Incorrect(why): each (module, name) in
+    ``helpers``, under whatever name the learner's module holds it, and the learner's globals called ``names``."""
+    def tripwire(*_args, **_kwargs):
+        raise Incorrect(why)
+
+    spaces = getattr(answer, "__globals__", {})
+    patched = []
+    for module, name in helpers:
+        original = getattr(module, name)
+        if answer is original:
+            raise Incorrect(why)
+        patched.append((module.__dict__, name, original))
+        patched += [(spaces, key, value) for key, value in list(spaces.items()) if value is original]
+    patched += [(spaces, key, spaces[key]) for key in names if callable(spaces.get(key)) and spaces[key] is not answer]
+    try:
+        for space, key, _ in patched:
+            space[key] = tripwire
+        yield
+    finally:
+        for space, key, value in reversed(patched):
+            space[key] = value
+
+
+# (x, y): the checker's own lines, none of them the course data
+_FIT_X1 = np.linspace(2.0, 5.0, 13, dtype=np.float32).reshape(-1, 1)
+_FIT_X2 = np.array([[-3.0], [-1.0], [-0.5], [0.5], [4.0]], dtype=np.float32)
+FIT_CASES = [
+    (_FIT_X1, (-1.5 * _FIT_X1 + 4.0 + 0.2 * np.sin(3.0 * _FIT_X1)).astype(np.float32)),
+    (_FIT_X2, np.array([[-3.4], [-2.1], [-2.6], [-1.5], [0.3]], dtype=np.float32)),
+]
+
+
+def _fit_oracle(x, y):
+    """Least squares from the normal equations in float64 (independent of np.linalg.lstsq)."""
+    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+    w = np.sum((x - x.mean()) * (y - y.mean())) / np.sum((x - x.mean()) ** 2)
+    return w, y.mean() - w * x.mean()
 
 
 def _check_least_squares(answer):
-    if not isinstance(answer, (tuple, list, np.ndarray)) and not hasattr(answer, "asnumpy"):
-        raise Incorrect(t("expected a pair (w, b) of numbers, got {answer}", answer=shown(answer)))
-    w, b = series(answer, t("your pair (w, b)"), 2)
-    x, y = make_linear_data()
-    w_ls, b_ls = oracles.least_squares(x, y)
-    if (w, b) == (2.0, 0.0):
-        raise Incorrect(t("(2, 0) is the line the data was made from; least squares fits the noisy samples, so it "
-                          "differs a little"))
-    if abs(w - float(np.sum(x * y) / np.sum(x * x))) < 1e-6:
-        raise Incorrect(t("that slope fits a line through the origin; add a column of ones to the design matrix for "
-                          "the bias"))
-    if not (abs(w - w_ls) <= 1e-4 and abs(b - b_ls) <= 1e-4):
-        raise Incorrect(t("({w:.5f}, {b:.5f}) is not the least-squares solution of y ≈ w*x + b on the course data",
-                          w=w, b=b))
+    for x, y in FIT_CASES:
+        want = _fit_oracle(x, y)
+        with _forbidden(answer, [(oracles, "least_squares")], t("fit_line called the course's own oracle "
+                                                                  "(least_squares): compute the fit with numpy")):
+            got = least_squares.call(answer, x, y)
+        if not isinstance(got, (tuple, list, np.ndarray)):
+            raise Incorrect(t("fit_line(x, y) should return a pair (w, b) of numbers, got {got}", got=shown(got)))
+        w, b = series(got, t("the pair fit_line(x, y) returned"), 2)
+        if close([b, w], want, rtol=1e-4, atol=1e-4):
+            raise Incorrect(t("fit_line returned (b, w): return the slope w first, then the bias b"))
+        if abs(w - float(np.sum(x * y) / np.sum(x * x))) < 1e-4 and abs(b) < 1e-6:
+            raise Incorrect(t("that slope fits a line through the origin; add a column of ones to the design matrix "
+                              "for the bias"))
+        if not close([w, b], want, rtol=1e-4, atol=1e-4):
+            raise Incorrect(t("on the check's data (x from {lo:g} to {hi:g}) fit_line returned ({w:.5f}, {b:.5f}), "
+                              "which is not the least-squares line: its mean squared error is {mse:.5f}, the "
+                              "least-squares line's is {best:.5f}", lo=float(x.min()), hi=float(x.max()), w=w, b=b,
+                              mse=float(np.mean((w * x + b - y) ** 2)),
+                              best=float(np.mean((want[0] * x + want[1] - y) ** 2))))
 
 
 # ---- 03.5: a training loop with nn.Momentum ----------------------------------------------------------
@@ -105,7 +172,9 @@ def _check_train_loop(answer):
     for x, y, lr, steps, start in LOOP_CASES:
         call = f"train_momentum(net, x, y, lr={lr}, steps={steps})"
         net = one_neuron(*start)
-        got = train_loop.call(answer, net, x, y, lr, steps)
+        with _forbidden(answer, [(training, "train")], t("train_momentum called the lesson's train(): write the loop "
+                                                         "itself, as section 2 or 3 does"), names=("train",)):
+            got = train_loop.call(answer, net, x, y, lr, steps)
         if not isinstance(got, (tuple, list)) or len(got) != 3:
             raise Incorrect(t("{call} should return three lists (losses, ws, bs), got {got}", call=call,
                               got=shown(got)))
@@ -163,9 +232,10 @@ loss_before_update = Prediction(
            lazy("PyTorch's optimizer.step() returns None, but a MindSpore train cell is a Cell and returns the "
                 "output of its construct: the loss, as a Tensor"))},
     answer="b")
-least_squares = Exercise(_check_least_squares, hints=[
+least_squares = FunctionExercise(_check_least_squares, signature="fit_line(x, y)", hints=[
     lazy("write the model as a matrix product: a column for x and a column for the bias"),
-    lazy("np.linalg.lstsq(np.hstack([x, np.ones_like(x)]), y, rcond=None)"),
+    lazy("np.linalg.lstsq(A, y) solves min ||A p - y||^2 for the parameters p: one column of A per parameter. Its "
+         "first result is p; return its two numbers as Python floats"),
 ])
 just_above_bound = Prediction(
     lazy("On the course data, 100 SGD steps with lr = 0.75 converge (within 0.01 of the least-squares fit). What "
@@ -175,7 +245,7 @@ just_above_bound = Prediction(
                 "2 / lambda_max, about 0.807 for this data: there the error along the steep direction grows at "
                 "every step instead of shrinking")),
      "b": (lazy("It gets there more slowly: the loss still falls, but it is not at (2, 0) after 100 steps"),
-           lazy("a learning rate too SMALL gives that picture (lr = 0.03 above). Too large a one does not slow "
+           lazy("a learning rate too SMALL gives that picture (lr = 0.01 and 0.1 above). Too large a one does not slow "
                 "down: it overshoots, more and more at every step")),
      "c": (lazy("It diverges: after 100 steps the loss is larger than at the start"),
            lazy("0.81 is just above the stability bound 2 / lambda_max (about 0.807, notebook 05): each step "
@@ -183,18 +253,17 @@ just_above_bound = Prediction(
                 "bound the factor is barely above 1 and the loss creeps up; at 0.85 it explodes"))},
     answer="c")
 learning_rate = Exercise(_check_learning_rate, hints=[
-    lazy("run section 5's sweep on this data: train(MinimalNet(), x2, y2, lr, steps=150) for a handful of "
-         "learning rates, and ask steps_to_converge(history['params'], least_squares(x2, y2)) about each"),
-    lazy("the window here is narrower than on the course data and lies between 0.45 and 0.7: sweep that range in "
-         "steps of 0.02"),
+    lazy("run section 5's sweep on this data: train(MinimalNet(), x2, y2, lr, steps=150) for learning rates from "
+         "0.3 to 0.8, and ask steps_to_converge(history['params'], least_squares(x2, y2)) about each"),
+    lazy("first a coarse sweep (steps of 0.05) shows roughly where the window lies; then steps of 0.01 around each "
+         "of its two ends find them"),
 ])
 train_loop = FunctionExercise(_check_train_loop, signature="train_momentum(net, x, y, lr, steps)", hints=[
     lazy("start from section 2's loop (or the train function of section 3): the same steps, with another "
          "optimizer, and w and b recorded after each step"),
-    lazy("optimizer = nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9); grad_fn = "
-         "ms.value_and_grad(nn.WithLossCell(net, nn.MSELoss()), None, optimizer.parameters); each step: loss, "
-         "grads = grad_fn(X, Y); optimizer(grads); then record loss.asnumpy().item() and the weight and bias with "
-         ".item()"),
+    lazy("nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9) takes nn.SGD's place; the gradients "
+         "come from ms.value_and_grad over the loss (or from a TrainOneStepCell), and each step ends with "
+         "optimizer(grads) and three .item() calls"),
 ])
 
 bind(globals())

@@ -217,9 +217,9 @@ set_data_after_steps = Prediction(
     lazy("In PyNative mode, after 20 steps you put the initial weight and bias back with Parameter.set_data and train "
          "20 more steps with the same optimizer. What happens?"),
     {"a": (lazy("training starts again and repeats the first run's losses exactly"),
-           lazy("that is what happens in graph mode with a TrainOneStepCell (the end of this section shows it), and it "
-                "is what set_data promises. In PyNative, once the optimizer has stepped, the new data is no longer "
-                "what the optimizer updates")),
+           lazy("that is what happens in graph mode with a TrainOneStepCell (the Going further section at the end "
+                "shows it), and it is what set_data promises. In PyNative, once the optimizer has stepped, the new "
+                "data is no longer what the optimizer updates")),
      "b": (lazy("the parameters take the initial values and then never move again: the loss stays at its first value"),
            lazy("set_data replaces the parameter's data, but in PyNative, once the optimizer has stepped, its updates "
                 "no longer reach the values you read: they stay frozen, with no error and no warning, although the "

@@ -1,16 +1,15 @@
 """Exercises of notebook 09 (the Model API, callbacks and metrics).
 
-Each check runs the learner's answer in a real ``Model`` run or on real batches and compares with numpy:
-momentum gradient descent with per-epoch validation, epoch losses of plain mini-batch gradient descent, a
-root mean squared error over all samples. Two predictions: what EarlyStopping and ReduceLROnPlateau do under
-``model.train``, and what ``eval_loss`` covers in ``fit``.
+Each check runs the learner's answer in a real ``Model`` run or on real batches of its own data and compares
+with numpy: momentum gradient descent with per-epoch validation, mini-batch gradient descent whose learning
+rate warms up step by step, Pearson's correlation over all samples (numpy's corrcoef). Two predictions: what
+EarlyStopping and ReduceLROnPlateau do under ``model.train``, and what ``eval_loss`` covers in ``fit``.
 """
 
 from functools import partial
 
 import numpy as np
 
-from course_utils import oracles
 from course_utils._validate import shown
 from course_utils.data import make_linear_data
 from course_utils.exercises import (
@@ -27,46 +26,12 @@ from course_utils.messages import lazy, t
 
 BATCH = 20  # the course data in batches of 20, no shuffling: 5 steps per epoch
 LR = 0.5
-STOP_THRESHOLDS = (0.06, 0.03)  # each lies between two epoch means, away from both (see the tests)
 
 
 def _dataset(x, y, batch_size):
     import mindspore.dataset as ds
 
     return ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(batch_size)
-
-
-def _zero_model(metrics=None):
-    """y = w*x + b from w = b = 0 (no random initialisation), MSE loss, SGD(LR); and the optimizer, whose
-    global_step counts the steps trained."""
-    from mindspore import nn
-    from mindspore.train import Model
-
-    net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
-    optimizer = nn.SGD(net.trainable_params(), learning_rate=LR)
-    return Model(net, nn.MSELoss(), optimizer, metrics=metrics), optimizer
-
-
-def numpy_epoch_losses(epochs, batch_size=BATCH, lr=LR):
-    """Oracle: (mean loss, last step's loss) of each epoch of mini-batch gradient descent from w = b = 0."""
-    x, y = make_linear_data()
-    x, y = x[:, 0].astype(np.float64), y[:, 0].astype(np.float64)
-    w = b = 0.0
-    means, lasts = [], []
-    for _ in range(epochs):
-        losses = []
-        for i in range(0, len(x), batch_size):
-            ws, bs, loss = oracles.gradient_descent(x[i:i + batch_size], y[i:i + batch_size], lr, 1, w=w, b=b)
-            losses.append(loss[0])  # a train step returns the loss before its update
-            w, b = float(ws[0]), float(bs[0])
-        means.append(float(np.mean(losses)))
-        lasts.append(losses[-1])
-    return means, lasts
-
-
-def expected_stop_epoch(threshold, epochs=15):
-    means, _ = numpy_epoch_losses(epochs)
-    return next(k for k, mean in enumerate(means, 1) if mean < threshold)
 
 
 # ---- 09.3: a callback that keeps the best epoch's weights ---------------------------------------------------
@@ -168,96 +133,140 @@ _WATCHED_TRAINING_LOSS = lazy("{where}, the net ends with epoch {train_epoch}'s 
                               "(net_outputs) is lowest: watch the validation mse, cb_params.eval_results['mse']")
 
 
-# ---- 09.4: a callback that stops on the epoch's mean loss --------------------------------------------------
-def _check_stop_below(answer):
-    from mindspore.train import Callback
+# ---- 09.4: a callback that warms the learning rate up, step by step ------------------------------------------
+# Each setting: the checker's data (n, w, b, seed) in batches of 20, epochs, the optimizer's rate, warm-up steps.
+WARMUP_SETTINGS = ({"n": 60, "w": -1.2, "b": 0.5, "seed": 17, "epochs": 4, "lr": 0.3, "steps": 5},
+                   {"n": 80, "w": 2.5, "b": -1.0, "seed": 23, "epochs": 3, "lr": 0.2, "steps": 7})
+# the rate of step s (1, 2, ...) in epoch e: the exercise's rule and the typical mistakes
+SCHEDULES = {
+    "warmup": lambda base, steps, s, e: base * min(1.0, s / steps),
+    "constant": lambda base, steps, s, e: base,  # the rate never changed (or only through set_data, ignored)
+    "after": lambda base, steps, s, e: base if s == 1 else base * min(1.0, s / steps),  # set in on_train_step_end
+    "from zero": lambda base, steps, s, e: base * min(1.0, (s - 1) / steps),  # s counted from 0
+    "frozen": lambda base, steps, s, e: base * min(1.0, 1 / steps),  # set_data: only the first change is seen
+    "per epoch": lambda base, steps, s, e: base * min(1.0, e / steps),
+}
+
+
+def _warmup_data(setting):
+    return make_linear_data(n=setting["n"], w=setting["w"], b=setting["b"], noise=0.05, seed=setting["seed"])
+
+
+def warmup_oracle(setting, schedule="warmup"):
+    """Plain mini-batch gradient descent on the MSE from w = b = 0 in float64, step s at the schedule's rate."""
+    x, y = (a[:, 0].astype(np.float64) for a in _warmup_data(setting))
+    rate, w, b, s = SCHEDULES[schedule], 0.0, 0.0, 0
+    for epoch in range(1, setting["epochs"] + 1):
+        for i in range(0, len(x), BATCH):
+            s += 1
+            lr = rate(setting["lr"], setting["steps"], s, epoch)
+            r = w * x[i:i + BATCH] + b - y[i:i + BATCH]
+            w, b = w - lr * 2 * np.mean(r * x[i:i + BATCH]), b - lr * 2 * np.mean(r)
+    return w, b
+
+
+_WARMUP_MISTAKES = {
+    "constant": lazy("{where}, the weights are those of plain SGD at the full rate: the rate never changed. Change "
+                     "the optimizer's learning_rate Parameter with ops.assign (in PyNative, set_data after the first "
+                     "step does not reach the optimizer, notebook 06)"),
+    "frozen": lazy("{where}, every step ran at step 1's rate: only your first change reached the optimizer. Use "
+                   "ops.assign, not set_data (notebook 06)"),
+    "after": lazy("{where}, step 1 ran at the full rate: set each step's rate before the step runs "
+                  "(on_train_step_begin), not after the one before"),
+    "from zero": lazy("{where}, step 1 ran at rate 0: step s runs at base × s / steps, with s = cur_step_num, "
+                      "which is 1 in the first step"),
+    "per epoch": lazy("{where}, the rate rose once an epoch: warm up per step (cur_step_num), not per epoch"),
+}
+
+
+def _check_warmup(answer):
+    from mindspore import nn
+    from mindspore.train import Callback, Model
 
     _a_subclass(answer, Callback)
-    x, y = make_linear_data()
-    means, lasts = numpy_epoch_losses(15)
-    for threshold in STOP_THRESHOLDS:
-        expected = expected_stop_epoch(threshold)
-        model, optimizer = _zero_model()
-        _run(model.fit, 15, _dataset(x, y, BATCH), callbacks=[answer(threshold)],
-             use="on_train_epoch_end, on_train_step_end, on_train_epoch_begin")
-        steps = int(optimizer.global_step.asnumpy().ravel()[0])
-        epochs = -(-steps // 5)  # 5 steps an epoch: the one it stopped in
-        if steps % 5:
-            raise Incorrect(t("with threshold={threshold}, training stopped in the middle of epoch {epoch} (after "
-                              "{steps} steps): request the stop at the end of an epoch, not after a step",
-                              threshold=threshold, epoch=epochs, steps=steps))
-        if epochs == 15 and expected < 15:
-            raise Incorrect(t("with threshold={threshold}, training never stopped: call run_context.request_stop()",
-                              threshold=threshold))
-        if epochs != expected:
-            last_rule = next((k for k, loss in enumerate(lasts, 1) if loss < threshold), None)
-            why = (t(" That is where the loss of the epoch's last step drops below it: average all the epoch's "
-                     "steps.") if epochs == last_rule else "")
-            raise Incorrect(t("with threshold={threshold}, training stopped after epoch {epoch}, but the first epoch "
-                              "whose mean loss is below it is epoch {expected} (mean {mean:.4f}, epoch {before}: "
-                              "{mean_before:.4f}).{why}", threshold=threshold, epoch=epochs,
-                              expected=expected, mean=means[expected - 1], before=expected - 1,
-                              mean_before=means[expected - 2], why=why))
+    for setting in WARMUP_SETTINGS:
+        x, y = _warmup_data(setting)
+        net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
+        optimizer = nn.SGD(net.trainable_params(), learning_rate=setting["lr"])
+        _run(Model(net, nn.MSELoss(), optimizer).train, setting["epochs"], _dataset(x, y, BATCH),
+             callbacks=[answer(setting["steps"])], use="on_train_begin, on_train_step_begin")
+        got = (float(net.weight.asnumpy().ravel()[0]), float(net.bias.asnumpy().ravel()[0]))
+        if _same_weights(got, warmup_oracle(setting)):
+            continue
+        where = t("with Warmup({steps}) on SGD({lr}), {epochs} epochs of {batches} batches",
+                  steps=setting["steps"], lr=setting["lr"], epochs=setting["epochs"], batches=len(x) // BATCH)
+        name_the_mistake(got, lambda schedule, setting=setting: warmup_oracle(setting, schedule),
+                         [({"schedule": name}, why) for name, why in _WARMUP_MISTAKES.items()],
+                         same=_same_weights, where=where)
+        want = warmup_oracle(setting)
+        raise Incorrect(t("{where}, the net ends with w, b = {w:.5f}, {b:.5f}; warming up as asked gives "
+                          "{want_w:.5f}, {want_b:.5f}", where=where, w=got[0], b=got[1], want_w=want[0],
+                          want_b=want[1]))
 
 
-# ---- 09.5: an RMSE metric over batches of any size ---------------------------------------------------------
+# ---- 09.5: a correlation metric over batches of any size ------------------------------------------------------
 def _random_batches(rng, sizes):
     batches = []
     for n in sizes:
-        true = rng.normal(size=(n, 1)).astype(np.float32)
-        pred = (true + rng.normal(scale=rng.uniform(0.1, 2.0), size=(n, 1))).astype(np.float32)
+        true = rng.normal(loc=rng.uniform(-2, 2), size=(n, 1)).astype(np.float32)  # each batch its own mean
+        pred = (0.8 * true + rng.normal(scale=rng.uniform(0.3, 1.5), size=(n, 1))).astype(np.float32)
         batches.append((pred, true))
     return batches
 
 
-def _numpy_rmse(batches, average=None, root=True):
-    """Oracle: the RMSE over all samples of the (prediction, truth) batches; and the typical mistakes: the mean
-    of the batches' RMSE (average="rmse"), the root of the mean of their MSE (average="mse"), no root."""
-    if average == "rmse":
-        return float(np.mean([_numpy_rmse([batch]) for batch in batches]))
-    if average == "mse":
-        return float(np.sqrt(np.mean([_numpy_rmse([batch], root=False) for batch in batches])))
-    mse = float(np.mean(np.concatenate([p.astype(np.float64) - y.astype(np.float64) for p, y in batches]) ** 2))
-    return float(np.sqrt(mse)) if root else mse
+def _numpy_correlation(batches, per_batch=False, squared=False):
+    """Oracle: Pearson's r between all predictions and all labels (numpy's corrcoef); and two typical mistakes:
+    the mean of the batches' r (per_batch=True), r squared."""
+    if per_batch:
+        return float(np.mean([_numpy_correlation([batch]) for batch in batches]))
+    pred, true = (np.concatenate([b[k].astype(np.float64).ravel() for b in batches]) for k in (0, 1))
+    r = float(np.corrcoef(pred, true)[0, 1])
+    return r * r if squared else r
 
 
-_PER_BATCH = lazy("for batches of 7, 30, 3 and 60 samples your metric gives {value:.6f}, numpy {want:.6f}: you "
-                  "average per-batch values. Accumulate sums over samples and divide once in eval()")
-_RMSE_MISTAKES = [({"average": "rmse"}, _PER_BATCH), ({"average": "mse"}, _PER_BATCH),
-                  ({"root": False}, lazy("your metric gives {value:.6f} = the mean squared error; RMSE is its "
-                                         "square root ({want:.6f})"))]
-_same_rmse = partial(close, rtol=1e-5, atol=1e-8)
+_SIZES = (7, 30, 3, 60)
+_CORRELATION_MISTAKES = [
+    ({"per_batch": True}, lazy("for batches of 7, 30, 3 and 60 samples your metric gives {value:.6f}, numpy "
+                               "{want:.6f}: the mean of the batches' correlations. Accumulate sums over samples "
+                               "and combine them once in eval()")),
+    ({"squared": True}, lazy("your metric gives {value:.6f} = r squared; Pearson's r is its signed square root "
+                             "({want:.6f})")),
+]
+_same_value = partial(close, rtol=1e-5, atol=1e-7)
 
 
-def _check_rmse_metric(answer):
-    from mindspore import Tensor
-    from mindspore.train import Metric
+def _check_correlation(answer):
+    from mindspore import Tensor, nn
+    from mindspore.train import Metric, Model
 
     _a_subclass(answer, Metric)
-    metric, rng = answer(), np.random.default_rng(7)
+    metric, rng = answer(), np.random.default_rng(11)
 
     def fed(batches):
         metric.clear()
         for pred, true in batches:
             _run(metric.update, Tensor(pred), Tensor(true))
-        return number(metric.eval(), t("your metric's eval()")), _numpy_rmse(batches)
+        return number(metric.eval(), t("your metric's eval()")), _numpy_correlation(batches)
 
-    first = _random_batches(rng, (7, 30, 3, 60))
+    first = _random_batches(rng, _SIZES)
     got, want = fed(first)
-    if not _same_rmse(got, want):
-        name_the_mistake(got, lambda **mistake: _numpy_rmse(first, **mistake), _RMSE_MISTAKES, same=_same_rmse,
-                         value=got, want=want)  # (name_the_mistake's first argument is called got)
-        raise Incorrect(t("for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy gives "
+    if not _same_value(got, want):
+        name_the_mistake(got, lambda **mistake: _numpy_correlation(first, **mistake), _CORRELATION_MISTAKES,
+                         same=_same_value, value=got, want=want)
+        raise Incorrect(t("for batches of 7, 30, 3 and 60 samples your metric gives {got:.6f}, numpy's corrcoef "
                           "{want:.6f}", got=got, want=want))
-    got, want = fed(_random_batches(rng, (11, 5)))
-    if not _same_rmse(got, want):
-        raise Incorrect(t("after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset in "
-                          "clear()", got=got, want=want))
-    x, y = make_linear_data(n=50, seed=3)  # in batches of 15, 15, 15, 5; w = b = 0 predicts 0
-    got = number(_run(_zero_model(metrics={"rmse": answer()})[0].eval, _dataset(x, y, 15))["rmse"],
+    second = _random_batches(rng, (11, 5))
+    second = [(-p, t_) for p, t_ in second]  # negatively correlated: the sign matters
+    got, want = fed(second)
+    if not _same_value(got, want):
+        raise Incorrect(t("after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset "
+                          "every sum in clear(), and keep the sign of r", got=got, want=want))
+    x, y = make_linear_data(n=50, w=-1.0, b=0.3, noise=0.5, seed=3)  # in batches of 15, 15, 15, 5
+    net = nn.Dense(1, 1, weight_init="ones", bias_init="zeros")  # predicts x
+    got = number(_run(Model(net, nn.MSELoss(), metrics={"r": answer()}).eval, _dataset(x, y, 15))["r"],
                  t("inside Model.eval, your metric"))
-    want = float(np.sqrt(np.mean(y.astype(np.float64) ** 2)))
-    if not _same_rmse(got, want):
+    want = float(np.corrcoef(x[:, 0].astype(np.float64), y[:, 0].astype(np.float64))[0, 1])
+    if not _same_value(got, want):
         raise Incorrect(t("inside Model.eval your metric gives {got:.6f}, numpy {want:.6f}", got=got, want=want))
 
 
@@ -295,15 +304,17 @@ keep_best = FunctionExercise(_check_keep_best, signature="KeepBest()", cls=True,
     lazy("on_train_end: for every parameter p of cb_params.network.trainable_params(), "
          "ops.assign(p, Tensor(self.best_weights[p.name]))"),
 ])
-stop_below = FunctionExercise(_check_stop_below, signature="StopBelow(threshold)", cls=True, hints=[
-    lazy("the decision needs every step's loss of an epoch, so collect them, and decide when the epoch ends"),
-    lazy("collect the step losses in on_train_step_end (reset them in on_train_epoch_begin), then in "
-         "on_train_epoch_end compare their mean with the threshold and call run_context.request_stop()"),
+warmup = FunctionExercise(_check_warmup, signature="Warmup(steps)", cls=True, hints=[
+    lazy("two moments matter: when training begins (remember the optimizer's rate, the base) and before every step"),
+    lazy("in on_train_step_begin, cur_step_num is the number of the step about to run (1 in the first); the "
+         "optimizer is run_context.original_args().optimizer, its rate the Parameter optimizer.learning_rate"),
+    lazy("write the new rate with ops.assign(optimizer.learning_rate, Tensor(rate, ms.float32))"),
 ])
-rmse_metric = FunctionExercise(_check_rmse_metric, signature="RMSE()", cls=True, hints=[
-    lazy("a Metric accumulates over batches in update() and combines in eval(); RMSE is a root of a mean"),
-    lazy("keep the number of samples and the sum of squared errors; eval() returns sqrt(sum / n). "
-         "self._convert_data(tensor) gives a numpy array"),
+correlation_metric = FunctionExercise(_check_correlation, signature="Correlation()", cls=True, hints=[
+    lazy("r = cov(p, y) / (std(p) std(y)), and every term can be written with sums over samples: n, Σp, Σy, Σp², "
+         "Σy², Σpy"),
+    lazy("cov = Σpy/n - (Σp/n)(Σy/n), var(p) = Σp²/n - (Σp/n)²; update() adds to the six sums, eval() combines "
+         "them. self._convert_data(tensor) gives a numpy array; use float64"),
 ])
 
 bind(globals())

@@ -1,7 +1,7 @@
 """Exercises of notebook 10 (classification).
 
-10.3 trains the learner's classifier on data the lesson never showed (three spirals, a seed of their own)
-and compares its held-out accuracy with a threshold justified by a numpy nearest-neighbour vote; 10.4 feeds
+10.3 hands the learner's held-out loss a net of its own (with Dropout, left in training mode) and three batches
+of unequal size, and compares with a numpy forward pass and cross-entropy; 10.4 feeds
 the learner's metric batches of different sizes and compares with a numpy confusion matrix. Two predictions:
 one-hot labels with ``sparse=True``, and the best accuracy of a straight line on the moons.
 """
@@ -12,23 +12,14 @@ from functools import partial
 import numpy as np
 
 from course_utils._validate import shown
-from course_utils.data import make_spirals
 from course_utils.exercises import FunctionExercise, Incorrect, Prediction, array, bind, close, name_the_mistake, number
 from course_utils.messages import lazy, t
-from course_utils.oracles import confusion_matrix, knn_accuracy, softmax_cross_entropy
+from course_utils.oracles import confusion_matrix, softmax_cross_entropy
 
-# ---- 10.3: an MLP classifier in a Model ----------------------------------------------------------------
-SPIRALS = {"n": 450, "classes": 3, "noise": 0.05, "seed": 21}  # the check's data: the lesson never shows it
-N_TRAIN = 300
-EPOCHS, BATCH = 60, 32
-THRESHOLD = 0.85  # the numpy 5-nearest-neighbour vote reaches 0.953 on these held-out points, a line about 0.5
-CHECK_SEED = 7  # initial weights and shuffle order of the check's training run
-PROBE = np.random.RandomState(3).uniform(-1, 1, (64, 2)).astype(np.float32)  # points the untrained nets see
-
-
-def spirals_split():
-    points, labels = make_spirals(**SPIRALS)
-    return points[:N_TRAIN], labels[:N_TRAIN], points[N_TRAIN:], labels[N_TRAIN:]
+# ---- 10.3: the held-out loss by hand, in evaluation mode -------------------------------------------------
+EVAL_BATCH = 50
+EVAL_POINTS = 113  # batches of 50, 50 and 13: a mean of the batch means is not the mean over the points
+EVAL_CLASSES = 3
 
 
 def _dataset(x, y, batch_size, shuffle):
@@ -37,85 +28,68 @@ def _dataset(x, y, batch_size, shuffle):
     return ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=shuffle).batch(batch_size)
 
 
-def _check_loss(loss_fn, logits):
-    from mindspore import Tensor
-
-    if loss_fn is None:
-        raise Incorrect(t("the Model has no loss function: pass loss_fn as Model's second argument"))
-    labels = np.arange(len(logits)) % logits.shape[1]
-    try:
-        value = loss_fn(Tensor(logits.astype(np.float32)), Tensor(labels.astype(np.int32)))
-    except TypeError:
-        raise Incorrect(t("the loss refuses int32 class labels: SoftmaxCrossEntropyWithLogits needs sparse=True "
-                          "for labels that are class indices")) from None
-    loss = array(value, t("the loss"))
-    if loss.shape not in ((), (1,)):
-        raise Incorrect(t("the loss gives {size} values for a batch of {n} points: one loss per point. "
-                          "Average them: reduction='mean'", size=loss.size, n=len(logits)))
-    got, want = float(loss.ravel()[0]), softmax_cross_entropy(logits, labels)
-    if not close(got, want, rtol=1e-4, atol=1e-6):
-        raise Incorrect(t("the loss of the checker's logits is {got:.5f}, but their mean softmax cross-entropy is "
-                          "{want:.5f}: use nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean')",
-                          got=got, want=want))
+def _evaluation_setup():
+    """The check's own net weights (2-16-3, ReLU) and data: 113 points of 3 classes the lesson never shows."""
+    rng = np.random.RandomState(31)
+    weights = [rng.normal(0, 1, (16, 2)), rng.normal(0, 0.5, 16), rng.normal(0, 1, (EVAL_CLASSES, 16)),
+               rng.normal(0, 0.5, EVAL_CLASSES)]
+    points = rng.uniform(-2, 2, (EVAL_POINTS, 2))
+    labels = rng.randint(0, EVAL_CLASSES, EVAL_POINTS)
+    labels[2 * EVAL_BATCH:] = 0  # the small last batch is all class 0: its mean loss stands apart
+    return [w.astype(np.float32) for w in weights], points.astype(np.float32), labels.astype(np.int32)
 
 
-def _check_classifier(answer):
-    import mindspore as ms
+def evaluation_oracle(over="points"):
+    """numpy: the mean cross-entropy of the check's net (no dropout) over its points, or over its batches."""
+    (w1, b1, w2, b2), points, labels = _evaluation_setup()
+    logits = np.maximum(points.astype(np.float64) @ w1.T + b1, 0) @ w2.T + b2
+    if over == "points":
+        return softmax_cross_entropy(logits, labels)
+    if over == "sum":
+        return softmax_cross_entropy(logits, labels) * EVAL_POINTS
+    starts = range(0, EVAL_POINTS, EVAL_BATCH)
+    return float(np.mean([softmax_cross_entropy(logits[i:i + EVAL_BATCH], labels[i:i + EVAL_BATCH]) for i in starts]))
+
+
+def _evaluation_net():
+    """The check's net, with a Dropout layer, left in training mode (as a net is after training)."""
     from mindspore import Tensor, nn
-    from mindspore.train import Model
 
-    for classes in (4, 3):  # 4 first: a net that ignores the argument fails here
-        ms.set_seed(CHECK_SEED)
-        model = classifier.call(answer, classes)
-        if not isinstance(model, Model):
-            raise Incorrect(t("build_classifier({classes}) must return a mindspore.train.Model, got {model}",
-                              classes=classes, model=shown(model)))
-        net, call = model.predict_network, f"build_classifier({classes})"
-        logits = array(net(Tensor(PROBE)), t("the output of the net of {call}", call=call))
-        if logits.shape != (len(PROBE), classes):
-            got = (t("{count} numbers per point", count=logits.shape[1]) if logits.ndim == 2
-                   and len(logits) == len(PROBE) else t("an output of shape {shape}", shape=logits.shape))
-            raise Incorrect(t("for {n} points the net of {call} gives {got}, expected shape ({n}, {classes}): one "
-                              "logit per class (use the argument classes)", n=len(PROBE), call=call, got=got,
-                              classes=classes))
-        if not np.all(np.isfinite(logits)):
-            raise Incorrect(t("the net of {call} gives NaN or inf before any training", call=call))
-    sums = logits.sum(axis=1)
-    if close(sums, np.ones_like(sums), rtol=1e-5, atol=1e-4) and logits.min() >= 0:
-        raise Incorrect(t("the net's outputs are probabilities (each row sums to 1): the net ends with a softmax. "
-                          "Return logits (end with a Dense layer); the loss applies the softmax itself"))
-    a, b = PROBE[:32], PROBE[32:]  # a stack of Dense layers without a non-linearity is affine in its input
-    if close(net(Tensor(0.3 * a + 0.7 * b)).asnumpy(), 0.3 * logits[:32] + 0.7 * logits[32:], rtol=1e-4, atol=1e-4):
-        raise Incorrect(t("the net is linear in its input, like a single Dense layer: its boundaries are straight "
-                          "lines. Put a non-linearity (nn.Tanh() or nn.ReLU()) between the Dense layers"))
-    _check_loss(getattr(model, "_loss_fn", None), logits)
-    metrics = getattr(model, "_metric_fns", None) or {}
-    if "accuracy" not in metrics:
-        raise Incorrect(t("the Model's metrics must include 'accuracy', got {metrics}",
-                          metrics=sorted(metrics) or t("none")))
-    optimizer = getattr(model, "_optimizer", None)
-    if not isinstance(optimizer, nn.Adam):
-        raise Incorrect(t("use nn.Adam(net.trainable_params(), learning_rate=...) as the optimizer, got {optimizer}",
-                          optimizer=shown(optimizer)))
+    (w1, b1, w2, b2), _, _ = _evaluation_setup()
+    net = nn.SequentialCell(nn.Dense(2, 16, weight_init=Tensor(w1), bias_init=Tensor(b1)), nn.ReLU(),
+                            nn.Dropout(p=0.5), nn.Dense(16, EVAL_CLASSES, weight_init=Tensor(w2), bias_init=Tensor(b2)))
+    net.set_train(True)
+    return net
 
-    x_train, y_train, x_test, y_test = spirals_split()
-    ms.set_seed(CHECK_SEED)
-    model.train(EPOCHS, _dataset(x_train, y_train, BATCH, True), dataset_sink_mode=False)
-    reported = number(model.eval(_dataset(x_test, y_test, 150, False))["accuracy"], t("the 'accuracy' metric"))
-    predicted = net(Tensor(x_test)).asnumpy()
-    if not np.all(np.isfinite(predicted)):
-        raise Incorrect(t("after {epochs} epochs the net gives NaN or inf: lower the learning rate (Adam: 0.005 to "
-                          "0.05)", epochs=EPOCHS))
-    accuracy = float(np.mean(predicted.argmax(axis=1) == y_test))
-    if not close(reported, accuracy, rtol=1e-5, atol=1e-6):
-        raise Incorrect(t("the metric 'accuracy' says {reported:.4f}, but {accuracy:.4f} of the held-out points are "
-                          "classified right: use nn.Accuracy()", reported=reported, accuracy=accuracy))
-    if accuracy < THRESHOLD:
-        knn = knn_accuracy(x_train, y_train, x_test, y_test, k=5)
-        raise Incorrect(t("after {epochs} epochs your classifier gets {accuracy:.3f} of the {n} held-out spiral "
-                          "points right; expected at least {threshold} (a 5-nearest-neighbour vote gets {knn:.3f}). "
-                          "Give it more hidden units (16 to 64) or a larger learning rate (Adam: 0.01 to 0.05)",
-                          epochs=EPOCHS, accuracy=accuracy, n=len(y_test), threshold=THRESHOLD, knn=knn))
+
+def _check_evaluation_loss(held_out_loss):
+    import mindspore as ms
+
+    _, points, labels = _evaluation_setup()
+    mode = ms.get_context("mode")
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        values = [number(evaluation_loss.call(held_out_loss, _evaluation_net(), _dataset(points, labels, EVAL_BATCH,
+                                                                                            False)),
+                         t("held_out_loss(net, dataset)")) for _ in range(2)]
+    finally:
+        ms.set_context(mode=mode)
+    got, want = values[0], evaluation_oracle()
+    if close(got, want, rtol=1e-4, atol=1e-6):
+        return
+    if not close(values[1], got, rtol=1e-6, atol=1e-7):
+        raise Incorrect(t("two calls on the same net and data give {a:.4f} and {b:.4f}: the net's Dropout is still "
+                          "active, as in training. Switch the net to evaluation mode before the loop",
+                          a=values[0], b=values[1]))
+    name_the_mistake(got, evaluation_oracle, [
+        ({"over": "batches"}, lazy("held_out_loss gives {got:.4f}, the mean of the 3 batch means; the last batch holds "
+                                   "only 13 of the 113 points: add up the loss of every point and divide once by the "
+                                   "number of points")),
+        ({"over": "sum"}, lazy("held_out_loss gives {got:.4f}, the sum over the 113 points: divide by the number of "
+                               "points")),
+    ], got=got)
+    raise Incorrect(t("held_out_loss gives {got:.4f}, not the mean cross-entropy of the net over the 113 points of the "
+                      "dataset: return the loss (not an accuracy), averaged over every point", got=got))
 
 
 # ---- 10.4: accuracy and precision over all batches -----------------------------------------------------
@@ -263,10 +237,10 @@ linear_accuracy = Prediction(
            lazy("training finds the best line, but the best line is still a line: the tips of each moon reach "
                 "past any line that separates the rest."))},
     answer="c")
-classifier = FunctionExercise(_check_classifier, signature="build_classifier(classes)", hints=[
-    lazy("the lesson's mlp() has the shape you need; what must change for `classes` classes?"),
-    lazy("net = nn.SequentialCell(nn.Dense(2, 32), nn.Tanh(), nn.Dense(32, 32), nn.Tanh(), nn.Dense(32, classes)); "
-         "the loss and metrics as in the lesson's train(); Adam with learning_rate=0.02"),
+evaluation_loss = FunctionExercise(_check_evaluation_loss, signature="held_out_loss(net, dataset)", hints=[
+    lazy("first the mode: a net with Dropout must not drop units while it is evaluated"),
+    lazy("a batch's mean loss times its number of points is that batch's total: add the totals and the numbers of "
+         "points over all batches, then divide once"),
 ])
 multi_metric = FunctionExercise(_check_multi_metric, signature="AccuracyPrecision(classes)", cls=True, hints=[
     lazy("keep counts, not averages: how many points, how many right, and per class how often it was predicted "

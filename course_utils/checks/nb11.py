@@ -2,8 +2,9 @@
 
 11.2 ``load_or_fail(net, path)``: load a .ckpt into ``net``, raise ValueError naming every parameter of the net
      not loaded from an entry of exactly its name; checked on files the checker writes (complete, with optimizer
-     state, missing a key, under another prefix). 11.3 ``resume(path, steps)``: continue a Momentum run from a
-     train-cell checkpoint; checked against numpy momentum gradient descent from the state the checker wrote.
+     state, missing a key, under another prefix). 11.3 ``resume(path, x, y, total_steps)``: continue a Momentum run on
+     mini-batches, stopped mid-epoch, from a train-cell checkpoint; checked on the checker's own data against
+     numpy momentum gradient descent on the same batches, from the state the checker wrote.
 11.1, 11.4 predictions: load_param_into_net and a missing key; a flipped bit in a .ckpt saved without a checksum.
 """
 
@@ -82,32 +83,65 @@ def _check_load_or_fail(answer):
                                   name=t(name), absent=absent, exc=brief_error(exc)))
 
 
-def _oracle(w, b, vw, vb, steps):
-    """Momentum gradient descent on the MSE of the course data, in float64 numpy: (w, b, vw, vb)."""
-    x, y = (a.astype(np.float64).ravel() for a in make_linear_data())
-    for _ in range(steps):
-        r = w * x + b - y
-        vw = MOMENTUM * vw + 2 * np.mean(r * x)
+BATCH = 20  # 11.3: mini-batches of 20 rows in order, the last one shorter
+RESUME_DATA = {"n": 70, "w": -1.5, "b": 0.8, "seed": 13}  # the checker's own data: 4 batches (20, 20, 20, 10)
+RESUME_START = (0.3, 0.1)  # the interrupted run's initial (w, b)
+RESUME_DONE, RESUME_TOTAL = 6, 15  # it stopped after step 6 (in epoch 2, before its third batch), of 15
+
+
+def _resume_data():
+    return make_linear_data(n=RESUME_DATA["n"], w=RESUME_DATA["w"], b=RESUME_DATA["b"], noise=0.05,
+                            seed=RESUME_DATA["seed"])
+
+
+def _oracle(w, b, vw, vb, steps, first=0, x=None, y=None, batch=None):
+    """Momentum gradient descent on the MSE, in float64 numpy: (w, b, vw, vb) after ``steps`` steps, the first on
+    mini-batch number ``first`` (counted from 0 over the epochs); full batch of the course data by default."""
+    if x is None:
+        x, y = make_linear_data()
+    x, y = (a.astype(np.float64).ravel() for a in (x, y))
+    batch = batch or len(x)
+    starts = list(range(0, len(x), batch))
+    for step in range(first, first + steps):
+        i = starts[step % len(starts)]
+        xb, yb = x[i:i + batch], y[i:i + batch]
+        r = w * xb + b - yb
+        vw = MOMENTUM * vw + 2 * np.mean(r * xb)
         vb = MOMENTUM * vb + 2 * np.mean(r)
         w, b = w - LR * vw, b - LR * vb
     return w, b, vw, vb
 
 
-RESUME_MISTAKES = [  # settings of the oracle below: moments not restored, no step trained
+def resume_oracle(**mistake):
+    """(w, b) after the checker's run is resumed; ``mistake`` changes what the resumed part does."""
+    x, y = _resume_data()
+    w, b, vw, vb = _oracle(*RESUME_START, 0.0, 0.0, RESUME_DONE, x=x, y=y, batch=BATCH)
+    kept = {"vw": vw, "vb": vb, "steps": RESUME_TOTAL - RESUME_DONE, "first": RESUME_DONE, **mistake}
+    return _oracle(w, b, kept["vw"], kept["vb"], kept["steps"], first=kept["first"], x=x, y=y, batch=BATCH)[:2]
+
+
+RESUME_MISTAKES = [  # settings of resume_oracle: moments not restored, data from its start, too many steps, none
     ({"vw": 0.0, "vb": 0.0}, lazy("you restored the weights but not the optimizer's moments: load the checkpoint "
                                   "into the train cell (it holds the optimizer), not only into the net")),
-    ({"steps": 0}, lazy("the weights are those of the checkpoint: did you train `steps` more steps?")),
+    ({"first": 0}, lazy("you continued with the first batch of the data: the run had stopped after step {done}, in "
+                        "the middle of an epoch. Continue with the batch that comes next (global_step tells which)")),
+    ({"first": 0, "steps": RESUME_TOTAL}, lazy("you trained total_steps more steps, from the first batch: the "
+                                               "checkpoint had done {done} of them already (its global_step)")),
+    ({"steps": RESUME_TOTAL}, lazy("you trained total_steps more steps: the checkpoint had done {done} of them "
+                                   "already (its global_step)")),
+    ({"steps": 0}, lazy("the weights are those of the checkpoint: did you train the remaining steps?")),
 ]
 
 
 def _check_resume(answer):
-    k, steps = 9, 12
-    w, b, vw, vb = _oracle(0.3, 0.1, 0.0, 0.0, k)  # the state after k steps, moments included
+    x, y = _resume_data()
+    w, b, vw, vb = _oracle(*RESUME_START, 0.0, 0.0, RESUME_DONE, x=x, y=y, batch=BATCH)
     with tempfile.TemporaryDirectory(prefix="nb11-check-") as folder:
-        path = os.path.join(folder, "step9.ckpt")
+        path = os.path.join(folder, "interrupted.ckpt")
         _save(path, {"dense.weight": [[w]], "dense.bias": [b], "moments.dense.weight": [[vw]],
-                     "moments.dense.bias": [vb], "global_step": [k], "learning_rate": LR, "momentum": MOMENTUM})
-        net = resume.call(answer, path, steps)
+                     "moments.dense.bias": [vb], "global_step": [RESUME_DONE], "learning_rate": LR,
+                     "momentum": MOMENTUM})
+        net = resume.call(answer, path, x, y, RESUME_TOTAL)
     if not hasattr(net, "parameters_dict"):
         raise Incorrect(t("resume should return the trained net (a Cell), got {kind}", kind=type(net).__name__))
     names = net.parameters_dict()
@@ -115,13 +149,14 @@ def _check_resume(answer):
         raise Incorrect(t("the returned cell has no dense.weight/dense.bias parameters, only {names}",
                           names=sorted(names)))
     got, same = _weights(net), partial(close, rtol=0, atol=1e-5)
-    want = _oracle(w, b, vw, vb, steps)[:2]
+    want = resume_oracle()
     if not same(got, want):
-        name_the_mistake(got, lambda vw=vw, vb=vb, steps=steps: _oracle(w, b, vw, vb, steps)[:2], RESUME_MISTAKES,
-                         same=same)
-        raise Incorrect(t("after {steps} more steps, expected w={want_w:.5f}, b={want_b:.5f}, got w={got_w:.5f}, "
-                          "b={got_b:.5f} (lr {lr}, momentum {momentum}, full batch of the course data?)", steps=steps,
-                          want_w=want[0], want_b=want[1], got_w=got[0], got_b=got[1], lr=LR, momentum=MOMENTUM))
+        name_the_mistake(got, resume_oracle, RESUME_MISTAKES, same=same, done=RESUME_DONE)
+        raise Incorrect(t("{n} rows in batches of {batch}, stopped after step {done} of {total}: expected "
+                          "w={want_w:.5f}, b={want_b:.5f}, got w={got_w:.5f}, b={got_b:.5f} (lr {lr}, momentum "
+                          "{momentum}, the batches in order?)", n=len(x), batch=BATCH, done=RESUME_DONE,
+                          total=RESUME_TOTAL, want_w=want[0], want_b=want[1], got_w=got[0], got_b=got[1], lr=LR,
+                          momentum=MOMENTUM))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -146,10 +181,11 @@ load_or_fail = FunctionExercise(_check_load_or_fail, signature="load_or_fail(net
     lazy("ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns (params_not_loaded, "
          "ckpt_not_loaded); only the first list means the net is incomplete"),
 ])
-resume = FunctionExercise(_check_resume, signature="resume(path, steps)", hints=[
-    lazy("an exact resume needs the optimizer's state too, and the same hyper-parameters as the first run"),
-    lazy("build a fresh MinimalNet, nn.Momentum(..., learning_rate=0.1, momentum=0.9) and TrainOneStepCell, load "
-         "the checkpoint into the train cell before its first step, then call it `steps` times on (X, Y)"),
+resume = FunctionExercise(_check_resume, signature="resume(path, x, y, total_steps)", hints=[
+    lazy("an exact resume needs the optimizer's state, the same hyper-parameters, and the place in the data: the "
+         "file's global_step counts the steps done, so it also tells which batch comes next"),
+    lazy("load the checkpoint into a fresh train cell before its first step, then read the steps done from the "
+         "optimizer's global_step; step s, counted from 0, trains on batch number s % (batches per epoch)"),
 ])
 flipped_bit = Prediction(
     lazy("One bit of the stored weight in net.ckpt (saved without crc_check) is flipped: the lowest exponent bit, "

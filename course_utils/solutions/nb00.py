@@ -7,12 +7,6 @@ answer = ms.__version__
 nb00.version.check(answer)
 
 
-# %% default_mode
-answer = ms.PYNATIVE_MODE
-
-nb00.default_mode.check(answer)
-
-
 # %% mode_name
 def mode_name():
     return "graph" if ms.get_context("mode") == ms.GRAPH_MODE else "pynative"

@@ -26,46 +26,53 @@ answer = KeepBest
 nb09.keep_best.check(answer)
 
 
-# %% stop_below
-class StopBelow(Callback):
-    def __init__(self, threshold):
+# %% warmup
+class Warmup(Callback):
+    """Raise the learning rate linearly over the first `steps` steps: step s runs at base * min(1, s / steps)."""
+
+    def __init__(self, steps):
         super().__init__()
-        self.threshold = threshold
+        self.steps = steps
 
-    def on_train_epoch_begin(self, run_context):
-        self.losses = []
+    def on_train_begin(self, run_context):
+        self.base = float(run_context.original_args().optimizer.learning_rate.asnumpy())
 
-    def on_train_step_end(self, run_context):
-        self.losses.append(float(run_context.original_args().net_outputs.asnumpy()))
-
-    def on_train_epoch_end(self, run_context):
-        if np.mean(self.losses) < self.threshold:
-            run_context.request_stop()
+    def on_train_step_begin(self, run_context):
+        cb_params = run_context.original_args()
+        rate = self.base * min(1.0, cb_params.cur_step_num / self.steps)  # cur_step_num: 1 in the first step
+        ops.assign(cb_params.optimizer.learning_rate, Tensor(rate, ms.float32))  # set_data would be ignored
 
 
-answer = StopBelow
+answer = Warmup
 
-nb09.stop_below.check(answer)
+nb09.warmup.check(answer)
 
 
-# %% rmse_metric
-class RMSE(Metric):
+# %% correlation_metric
+class Correlation(Metric):
+    """Pearson's r between predictions and labels, from sums over all samples."""
+
     def __init__(self):
         super().__init__()
         self.clear()
 
     def clear(self):
-        self._n, self._squared = 0, 0.0
+        self._n, self._p, self._y, self._pp, self._yy, self._py = 0, 0.0, 0.0, 0.0, 0.0, 0.0
 
     def update(self, *inputs):
-        error = self._convert_data(inputs[0]).astype(np.float64) - self._convert_data(inputs[1])
-        self._n += error.size
-        self._squared += np.sum(error ** 2)
+        p = self._convert_data(inputs[0]).astype(np.float64).ravel()
+        y = self._convert_data(inputs[1]).astype(np.float64).ravel()
+        self._n += p.size
+        self._p, self._y = self._p + p.sum(), self._y + y.sum()
+        self._pp, self._yy, self._py = self._pp + p @ p, self._yy + y @ y, self._py + p @ y
 
     def eval(self):
-        return float(np.sqrt(self._squared / self._n))
+        n = self._n
+        cov = self._py / n - (self._p / n) * (self._y / n)
+        var_p, var_y = self._pp / n - (self._p / n) ** 2, self._yy / n - (self._y / n) ** 2
+        return float(cov / np.sqrt(var_p * var_y))
 
 
-answer = RMSE
+answer = Correlation
 
-nb09.rmse_metric.check(answer)
+nb09.correlation_metric.check(answer)

@@ -14,10 +14,12 @@ nb11.load_or_fail.check(answer)
 
 
 # %% resume
-def resume(path, steps):
-    net, _, train_step = make_training(seed=0)  # any seed: every value is overwritten by the load
-    ms.load_param_into_net(train_step, ms.load_checkpoint(path))
-    train(train_step, steps)
+def resume(path, x, y, total_steps):
+    net, optimizer, train_step = make_training(seed=0)  # any seed: the load overwrites every value
+    ms.load_param_into_net(train_step, ms.load_checkpoint(path))  # before its first step
+    batches = [(Tensor(x[i:i + 20]), Tensor(y[i:i + 20])) for i in range(0, len(x), 20)]
+    for step in range(int(optimizer.global_step.asnumpy()[0]), total_steps):  # from where the run stopped
+        train_step(*batches[step % len(batches)])
     return net
 
 

@@ -21,6 +21,7 @@
 #   make browser  install Debian's chromium and a Chinese font for the browser tests, if missing (root; CI runs it)
 #   make test-py312  the second supported Python: a fresh 3.12 venv (under /tmp, installed from a wheelhouse with no
 #                 index), the quick tier and every notebook
+#   make slides   slides of each notebook's teaching part, offline (build/slides/en/, build/slides/zh/)
 #   make wheelhouse  every pinned wheel for Linux, Windows and macOS in wheelhouse/ (WHEELHOUSE=<folder>), for a room
 #                 with no internet: COURSE_WHEELHOUSE=<folder> then installs from it
 #   Without make (Windows, macOS): python course.py lab, python course.py test, ... (python course.py --help)
@@ -37,7 +38,7 @@ export GLOG_v := 3
 
 JOBS   ?= 2
 
-.PHONY: wheelhouse venv dev-venv lab lab-zh app app-zh classroom classroom-zh test test-quick durations check execute zh student instructor clean-venv browser test-py312
+.PHONY: slides wheelhouse venv dev-venv lab lab-zh app app-zh classroom classroom-zh test test-quick durations check execute zh student instructor clean-venv browser test-py312
 
 venv:
 	$(COURSE) venv
@@ -67,6 +68,12 @@ classroom:
 
 classroom-zh:
 	$(COURSE) classroom --zh --ip $(IP) --room $(ROOM) --port $(PORT)
+
+# Slides of each notebook's teaching part in both languages (tools/slides.py): each folder holds index.html
+# and its own copy of reveal.js, so it works from a USB stick (file://) with no network.
+slides: dev-venv
+	$(BIN)/python tools/slides.py --lang en
+	$(BIN)/python tools/slides.py --lang zh
 
 # Every pinned wheel for Linux, Windows and macOS, Python 3.11 and 3.12 (about 2.9 GB), for a room with no
 # internet: copy the folder to each machine (or a USB stick) and set COURSE_WHEELHOUSE=<folder> (INSTRUCTORS.md).

@@ -77,11 +77,12 @@ def test_claim_either_prints_raises_claimfailed_or_a_clear_typeerror(text, holds
 
 def test_claim_speaks_chinese_in_the_chinese_edition(monkeypatch, capsys):
     monkeypatch.setenv("COURSE_LANG", "zh")
-    claim("MindSpore 2.10.0 runs on the CPU", True)  # notebook 00's, in course_utils/messages/zh/lesson.00.json
+    sentence = "a Tensor keeps numpy's dtype: float64 stays float64, float32 stays float32"  # lesson.00.json's
+    claim(sentence, True)
     out = capsys.readouterr().out
     assert out.startswith("✓ ") and re.search(r"[\u4e00-\u9fff]", out), out
     with pytest.raises(ClaimFailed, match="实测"):
-        claim("MindSpore 2.10.0 runs on the CPU", False, version="1.8")
+        claim(sentence, False, dtype="float16")
     claim("a sentence with no translation", True)  # shown in English: a learner never sees an error for it
     assert capsys.readouterr().out == "✓ a sentence with no translation\n"
 

@@ -1,8 +1,9 @@
-"""Exercises of notebook 07 (custom train steps): clipping by hand, a clipping step, an MAE loss, and two
-predictions (what global-norm clipping does to the direction; what a plain attribute records in graph mode).
+"""Exercises of notebook 07 (custom train steps): clipping each gradient by its own norm, gradient accumulation
+inside the compiled step, a pinball (quantile) loss, and two predictions (what global-norm clipping does to the
+direction; what a plain attribute records in graph mode).
 
-Every oracle is float64 numpy written from the formulas (sum of squares, the closed-form MSE gradient,
-mean absolute error); none of them uses the code the notebook teaches.
+Every oracle is float64 numpy written from the formulas (norms, the closed-form MSE gradient, the pinball loss
+and its subgradient); none of them uses the code the notebook teaches.
 """
 
 from functools import partial
@@ -23,10 +24,12 @@ from course_utils.exercises import (
 )
 from course_utils.messages import lazy, t
 
-# ---- 07.3 clipping by global norm, by hand ----------------------------------------------------------------
-# (shapes, global norm of the generated gradients, max_norm; None: call with the default max_norm=1.0)
-CLIP_CASES = ((((1, 1), (1,)), 2.7, None), (((3, 4), (4,), (2, 3, 2)), 0.6, 2.0), (((5,),), 7.3, 0.5),
-              (((2, 2), (2,)), 1.3, 3.0), (((4, 1), (1,)), 4.1, 1.5))
+# ---- 07.3 clipping each gradient by its own norm ------------------------------------------------------------
+# (shapes, the norm of each generated gradient, max_norm; None: call with the default max_norm=1.0). Every case
+# with several tensors has one longer and one shorter than max_norm, so that neither global clipping nor "all or
+# nothing" passes.
+CLIP_CASES = ((((1, 1), (1,)), (2.7, 0.4), None), (((3, 4), (4,), (2, 3, 2)), (0.6, 3.1, 2.4), 2.0),
+              (((5,),), (7.3,), 0.5), (((2, 2), (2,)), (1.3, 4.0), 3.0), (((4, 1), (1,)), (0.2, 4.1), 1.5))
 
 
 def _global_norm(grads):
@@ -36,85 +39,147 @@ def _global_norm(grads):
 def clip_cases():
     """The check's gradients (float32 numpy) and max_norm, case by case."""
     rng = np.random.default_rng(51)
-    for shapes, norm, max_norm in CLIP_CASES:
+    for shapes, norms, max_norm in CLIP_CASES:
         grads = [rng.normal(0.0, 1.0, shape) for shape in shapes]
-        yield tuple((g * norm / _global_norm(grads)).astype(np.float32) for g in grads), max_norm
+        yield tuple((g * n / np.linalg.norm(g)).astype(np.float32) for g, n in zip(grads, norms)), max_norm
 
 
-def clip_oracle(grads, max_norm, always=False, never=False, per_tensor=False):
-    """The gradients clipped by their global norm (float64), or as a typical mistake does: scaled to max_norm
-    even when shorter (``always``), left as they are (``never``), each tensor clipped by its own norm."""
-    grads, norm = [g.astype(np.float64) for g in grads], _global_norm(grads)
-    if per_tensor:
-        return [g * min(1.0, max_norm / max(np.linalg.norm(g), 1e-30)) for g in grads]
-    return [g * (1.0 if never else max_norm / norm if always else min(1.0, max_norm / norm)) for g in grads]
+def clip_oracle(grads, max_norm, together=False, always=False, never=False):
+    """Each gradient clipped by its own norm (float64), or as a typical mistake does: all of them by their
+    global norm (``together``), each scaled to max_norm even when shorter (``always``), left as they are."""
+    grads = [g.astype(np.float64) for g in grads]
+    if together:
+        return [g * min(1.0, max_norm / _global_norm(grads)) for g in grads]
+    norms = [max(np.linalg.norm(g), 1e-30) for g in grads]
+    return [g * (1.0 if never else max_norm / n if always else min(1.0, max_norm / n)) for g, n in zip(grads, norms)]
 
 
 CLIP_MISTAKES = (
-    ({"always": True}, lazy("{where}: they are already shorter than max_norm = {limit} and must come back unchanged; "
-                            "you scaled them up to length {limit} (the factor is min(1, max_norm / norm))")),
-    ({"never": True}, lazy("{where}: they came back unchanged, but their global norm is above max_norm = {limit}")),
-    ({"per_tensor": True}, lazy("{where}: you clipped each tensor on its own, which changes the direction of the "
-                                "update; scale all of them by one factor computed from the global norm")),
+    ({"together": True}, lazy("{where}: you scaled all of them by one factor from their global norm, as "
+                              "ops.clip_by_global_norm does; here each tensor gets its own factor, from its own norm")),
+    ({"always": True}, lazy("{where}: the tensors already shorter than max_norm = {limit} must come back unchanged; "
+                            "you scaled them up to length {limit} (each factor is min(1, max_norm / its norm))")),
+    ({"never": True}, lazy("{where}: they came back unchanged, but some are longer than max_norm = {limit}")),
 )
 
 
-def _check_clip_by_hand(answer):
+def _check_clip_each(answer):
     from mindspore import Tensor
 
     for grads, max_norm in clip_cases():
         limit = 1.0 if max_norm is None else max_norm
-        out = global_norm.call(answer, tuple(Tensor(g) for g in grads), *(() if max_norm is None else (max_norm,)))
+        out = clip_each.call(answer, tuple(Tensor(g) for g in grads), *(() if max_norm is None else (max_norm,)))
         if not isinstance(out, (tuple, list)):
-            raise Incorrect(t("expected a tuple of clipped gradients, one per input tensor, got {value} (return the "
-                              "tuple, not the norm)", value=shown(out)))
+            raise Incorrect(t("expected a tuple of clipped gradients, one per input tensor, got {value}",
+                              value=shown(out)))
         if len(out) != len(grads):
             raise Incorrect(t("{n_in} gradients went in, {n_out} came out: return one clipped tensor per gradient",
                               n_in=len(grads), n_out=len(out)))
+        for i, value in enumerate(out):
+            if not isinstance(value, Tensor):
+                raise Incorrect(t("clipped gradient {i} is {value}, not a MindSpore Tensor: compute it with MindSpore "
+                                  "operators on the tensors you were given", i=i, value=shown(value)))
         got = [array(value, t("clipped gradient {i}", i=i)) for i, value in enumerate(out)]
         for i, (arr, g) in enumerate(zip(got, grads)):
             if arr.shape != g.shape:
                 raise Incorrect(t("clipped gradient {i} has shape {shape}, the gradient had {expected}: keep each "
                                   "shape", i=i, shape=arr.shape, expected=g.shape))
-        expected, norm = clip_oracle(grads, limit), _global_norm(grads)
+        expected = clip_oracle(grads, limit)
         same = partial(close, rtol=1e-5, atol=1e-7)
         if same(got, expected):
             continue
-        call = "clip_by_hand(grads)" if max_norm is None else f"clip_by_hand(grads, {max_norm})"
-        where = t("{call} for {n} gradients of global norm {norm:.4f}", call=call, n=len(grads), norm=norm)
+        call = "clip_each(grads)" if max_norm is None else f"clip_each(grads, {max_norm})"
+        where = t("{call} for {n} gradients of norms {norms}", call=call, n=len(grads),
+                  norms=[round(float(np.linalg.norm(g)), 4) for g in grads])
         name_the_mistake(got, partial(clip_oracle, grads, limit), CLIP_MISTAKES, same=same, where=where, limit=limit)
-        raise Incorrect(t("{where}: the clipped gradients should have global norm {norm:.4f}, yours have "
-                          "{length:.4f} (first entries: expected {expected:.5f}, got {got:.5f})", where=where,
-                          norm=min(norm, limit), length=_global_norm(got), expected=expected[0].ravel()[0],
-                          got=got[0].ravel()[0]))
+        wrong = next(i for i, (a, b) in enumerate(zip(got, expected)) if not same(a, b))
+        raise Incorrect(t("{where}: clipped gradient {i} should have norm {norm:.4f}, yours has {length:.4f}",
+                          where=where, i=wrong, norm=float(np.linalg.norm(expected[wrong])),
+                          length=float(np.linalg.norm(got[wrong]))))
 
 
-# ---- 07.4 a step that clips and returns (loss, norm) --------------------------------------------
-_CLIP_START, _CLIP_LR, _CLIP_MAX_NORM, _CLIP_STEPS = (0.0, 0.0), 0.5, 0.5, 4
+# ---- 07.4 gradient accumulation inside the compiled step ---------------------------------------------------
+_ACC_LR, _ACC_K, _ACC_CALLS, _ACC_BATCH = 0.3, 3, 8, 4
+_ACC_W, _ACC_B = np.array([[0.5, -0.5]]), 0.2
 
 
-def _clip_data():
-    xs = np.random.default_rng(11).random((20, 1)).astype(np.float32)
-    return xs, (3.0 * xs - 1.0).astype(np.float32)
+def _acc_data():
+    rng = np.random.default_rng(17)
+    xs = rng.uniform(-1.0, 1.0, (_ACC_CALLS * _ACC_BATCH, 2)).astype(np.float32)
+    return xs, (xs @ np.array([[1.5], [-2.0]]) + 0.5 + rng.normal(0, 0.1, (len(xs), 1))).astype(np.float32)
 
 
-def _np_clip_step(w, b, xs, ys, lr, max_norm):
-    """One SGD step on mean((w*x + b - y)**2) with global-norm clipping: (loss, norm, new w, new b)."""
-    r = w * xs.astype(np.float64) + b - ys
-    gw, gb = 2 * np.mean(r * xs), 2 * np.mean(r)
-    norm = np.hypot(gw, gb)
-    scale = min(1.0, max_norm / norm)
-    return np.mean(r * r), norm, w - lr * scale * gw, b - lr * scale * gb
+def acc_oracle(every_call=False, no_mean=False, no_reset=False, last_only=False):
+    """The weights (W, b) after each call of an accumulating step with k = _ACC_K, and each call's loss, in float64
+    numpy; or as a typical mistake does: update at every call, with the sum instead of the mean, without emptying
+    the sums after an update, with the last micro-batch's gradient only."""
+    xs, ys = _acc_data()
+    w, b, sums, after, losses = _ACC_W.copy(), _ACC_B, [np.zeros((1, 2)), 0.0], [], []
+    for call in range(1, _ACC_CALLS + 1):
+        xb, yb = (a[(call - 1) * _ACC_BATCH:call * _ACC_BATCH].astype(np.float64) for a in (xs, ys))
+        r = xb @ w.T + b - yb
+        losses.append(float(np.mean(r * r)))
+        g = (2 * np.mean(r * xb, axis=0, keepdims=True), 2 * float(np.mean(r)))
+        sums = [g[0], g[1]] if last_only else [sums[0] + g[0], sums[1] + g[1]]
+        if every_call or call % _ACC_K == 0:
+            scale = 1.0 if (no_mean or every_call) else 1.0 / _ACC_K
+            w, b = w - _ACC_LR * scale * sums[0], b - _ACC_LR * scale * sums[1]
+            if not no_reset:
+                sums = [np.zeros((1, 2)), 0.0]
+        after.append((w.copy(), b))
+    return after, losses
 
 
-def clip_schedule():
-    """Which of the check's steps clip (True) and which do not: the check needs both kinds."""
-    xs, ys = _clip_data()
-    (w, b), clipped = _CLIP_START, []
-    for _ in range(_CLIP_STEPS):
-        _, norm, w, b = _np_clip_step(w, b, xs, ys, _CLIP_LR, _CLIP_MAX_NORM)
-        clipped.append(bool(norm > _CLIP_MAX_NORM))
-    return clipped
+ACC_MISTAKES = (
+    ({"every_call": True}, lazy("{where}: the weights moved at a call that should only add its gradients; update "
+                                "once every k calls")),
+    ({"no_mean": True}, lazy("{where}: the update used the sum of the k gradients; divide it by k (the mean is the "
+                             "gradient of the whole batch)")),
+    ({"no_reset": True}, lazy("{where}: the second update still contains the first k gradients: empty the sums "
+                              "after each update")),
+    ({"last_only": True}, lazy("{where}: the update used only the last micro-batch's gradient; add each call's "
+                               "gradients into the sums")),
+)
+
+
+def _check_accumulate(answer):
+    import mindspore as ms
+    from mindspore import Tensor, nn
+
+    _a_subclass(answer, nn.TrainOneStepCell)
+    xs, ys = _acc_data()
+    expected, losses = acc_oracle()
+    mode = ms.get_context("mode")
+    ms.set_context(mode=ms.GRAPH_MODE)  # the point of the exercise: the accumulation runs in the compiled graph
+    try:
+        net = nn.Dense(2, 1, weight_init=Tensor(_ACC_W, ms.float32), bias_init=Tensor([_ACC_B], ms.float32))
+        step = answer(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), learning_rate=_ACC_LR),
+                      _ACC_K)
+        got = []
+        for call in range(1, _ACC_CALLS + 1):
+            out = step(Tensor(xs[(call - 1) * _ACC_BATCH:call * _ACC_BATCH]),
+                       Tensor(ys[(call - 1) * _ACC_BATCH:call * _ACC_BATCH]))
+            loss = number(out, t("the loss construct returns"))
+            got.append((net.weight.asnumpy().astype(np.float64), float(net.bias.asnumpy()[0])))
+            where = t("with k = {k}, call {call}", k=_ACC_K, call=call)
+            if not close(loss, losses[call - 1], rtol=1e-4, atol=1e-7):
+                raise Incorrect(t("{where}: construct returned {loss:.6f}, the loss of this micro-batch is "
+                                  "{expected:.6f}", where=where, loss=loss, expected=losses[call - 1]))
+            same = partial(close, rtol=1e-4, atol=1e-6)
+            if same(list(got[-1]), list(expected[call - 1])):
+                continue
+            for settings, message in ACC_MISTAKES:
+                mistaken, _ = acc_oracle(**settings)
+                if all(same(list(a), list(b)) for a, b in zip(got, mistaken)):
+                    raise Incorrect(t(message, where=where))
+            if same(list(got[-1]), list(expected[call - 2] if call > 1 else (_ACC_W, _ACC_B))):
+                raise Incorrect(t("{where}: the weights did not move; this call should update them (the mean of the "
+                                  "last k gradients, through self.optimizer)", where=where))
+            raise Incorrect(t("{where}: the weights are W = {w}, b = {b:.6f}; expected W = {ew}, b = {eb:.6f}",
+                              where=where, w=np.round(got[-1][0], 6).tolist(), b=got[-1][1],
+                              ew=np.round(expected[call - 1][0], 6).tolist(), eb=expected[call - 1][1]))
+    finally:
+        ms.set_context(mode=mode)
 
 
 def _a_subclass(answer, base):
@@ -123,65 +188,51 @@ def _a_subclass(answer, base):
         raise Incorrect(t("expected a subclass of nn.{base}, got {answer}", base=base.__name__, answer=shown(answer)))
 
 
-def _check_clip_step(answer):
-    import mindspore as ms
-    from mindspore import Tensor, nn
-
-    _a_subclass(answer, nn.TrainOneStepCell)
-    (xs, ys), (w, b) = _clip_data(), _CLIP_START
-    net = nn.Dense(1, 1, weight_init=Tensor([[w]], ms.float32), bias_init=Tensor([b], ms.float32))
-    step = answer(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), learning_rate=_CLIP_LR),
-                  _CLIP_MAX_NORM)
-    for i in range(_CLIP_STEPS):
-        out = step(Tensor(xs), Tensor(ys))
-        if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise Incorrect(t("construct must return (loss, norm), got {value}", value=shown(out)) if out is not None
-                            else t("construct must return (loss, norm), got None. {hint}", hint=t(NONE_HINT)))
-        loss, norm = number(out[0], t("the loss")), number(out[1], t("the norm"))
-        exp_loss, exp_norm, w, b = _np_clip_step(w, b, xs, ys, _CLIP_LR, _CLIP_MAX_NORM)
-        where = t("with max_norm={max_norm}, step {step} (its gradient norm is {norm:.4f})", max_norm=_CLIP_MAX_NORM,
-                  step=i + 1, norm=exp_norm)
-        if not close(loss, exp_loss, rtol=1e-4, atol=1e-8):
-            raise Incorrect(t("{where}: the returned loss is {loss:.6f}, expected {expected:.6f}", where=where,
-                              loss=loss, expected=exp_loss))
-        if not close(norm, exp_norm, rtol=1e-4, atol=1e-8):
-            hint = t(" (return the norm before clipping)") if close(norm, _CLIP_MAX_NORM, rtol=1e-4, atol=1e-8) else ""
-            raise Incorrect(t("{where}: the returned norm is {norm:.6f}, expected {expected:.6f}{hint}", where=where,
-                              norm=norm, expected=exp_norm, hint=hint))
-        got_w, got_b = net.weight.asnumpy().item(), net.bias.asnumpy().item()
-        if not close([got_w, got_b], [w, b], rtol=1e-4, atol=1e-6):
-            raise Incorrect(t("{where}: after the update w, b = {got_w:.6f}, {got_b:.6f}, expected {w:.6f}, {b:.6f} "
-                              "(clip all gradients together with ops.clip_by_global_norm, then call self.optimizer)",
-                              where=where, got_w=got_w, got_b=got_b, w=w, b=b))
+# ---- 07.5 the pinball (quantile) loss via nn.LossBase ------------------------------------------------------
+def pinball_np(pred, target, tau):
+    e = np.asarray(target, dtype=np.float64) - pred
+    return np.maximum(tau * e, (tau - 1) * e)
 
 
-# ---- 07.5 mean absolute error via nn.LossBase ----------------------------------------------------
-def _check_mae(answer):
+def _check_pinball(answer):
     import mindspore as ms
     from mindspore import Tensor, nn
 
     _a_subclass(answer, nn.LossBase)
     rng, mode = np.random.default_rng(3), ms.get_context("mode")
     reducers = {"mean": np.mean, "sum": np.sum, "none": lambda a: a}
-    ms.set_context(mode=ms.PYNATIVE_MODE)  # six small evaluations: no need to compile a graph for each
+    ms.set_context(mode=ms.PYNATIVE_MODE)  # small evaluations: no need to compile a graph for each
     try:
-        for shape in ((8, 1), (4, 3)):
+        for shape, tau in (((8, 1), 0.9), ((4, 3), 0.25)):
             pred, target = (rng.normal(0.0, 2.0, shape).astype(np.float32) for _ in range(2))
-            errors = np.abs(pred.astype(np.float64) - target)
             for reduction, reduce in reducers.items():
-                loss_fn = answer() if reduction == "mean" else answer(reduction=reduction)
-                got, expected = array(loss_fn(Tensor(pred), Tensor(target)), t("the loss")), reduce(errors)
-                where = t("with reduction={reduction!r} and inputs of shape {shape}", reduction=reduction, shape=shape)
+                loss_fn = answer(tau=tau) if reduction == "mean" else answer(tau=tau, reduction=reduction)
+                got = array(loss_fn(Tensor(pred), Tensor(target)), t("the loss"))
+                expected = reduce(pinball_np(pred, target, tau))
+                where = t("with tau={tau}, reduction={reduction!r} and inputs of shape {shape}", tau=tau,
+                          reduction=reduction, shape=shape)
                 if got.shape != np.shape(expected):
                     raise Incorrect(t("{where} expected a result of shape {expected}, got {shape} (end construct with "
                                       "self.get_loss(...), which applies the reduction)", where=where,
                                       expected=np.shape(expected), shape=got.shape))
-                if not close(got, expected, rtol=1e-5, atol=1e-8):
-                    mean = reduction != "mean" and close(got, np.mean(errors), rtol=1e-5, atol=1e-8)
-                    hint = t(" (that is the mean: let self.get_loss(...) apply the reduction)") if mean else ""
-                    raise Incorrect(t("{where} expected {expected}, got {got}{hint}", where=where,
-                                      expected=np.round(expected, 5).tolist(), got=np.round(got, 5).tolist(),
-                                      hint=hint))
+                if close(got, expected, rtol=1e-5, atol=1e-6):
+                    continue
+                if close(got, reduce(pinball_np(target, pred, tau)), rtol=1e-5, atol=1e-6):
+                    raise Incorrect(t("{where}: your loss is the one for 1 - tau: the error is labels - logits, and "
+                                      "an under-prediction (labels above logits) costs tau per unit", where=where))
+                mean = reduction != "mean" and close(got, np.mean(pinball_np(pred, target, tau)), rtol=1e-5, atol=1e-6)
+                hint = t(" (that is the mean: let self.get_loss(...) apply the reduction)") if mean else ""
+                raise Incorrect(t("{where} expected {expected}, got {got}{hint}", where=where,
+                                  expected=np.round(expected, 5).tolist(), got=np.round(got, 5).tolist(), hint=hint))
+        # MindSpore differentiates it: one SGD step of a bias-only model moves the bias by lr * (share above - tau)
+        targets = np.linspace(-1.0, 2.0, 10, dtype=np.float32).reshape(-1, 1) + 0.05
+        net = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
+        nn.TrainOneStepCell(nn.WithLossCell(net, answer(tau=0.8)), nn.SGD([net.bias], learning_rate=1.0))(
+            Tensor(np.zeros_like(targets)), Tensor(targets))
+        moved, want = float(net.bias.asnumpy()[0]), float(np.mean(np.where(targets > 0, 0.8, -0.2)))
+        if not close(moved, want, rtol=1e-4, atol=1e-6):
+            raise Incorrect(t("one SGD step (lr 1) with tau = 0.8 moved the bias by {moved:.5f}; the gradient of the "
+                              "mean pinball loss moves it by {want:.5f}", moved=moved, want=want))
     finally:
         ms.set_context(mode=mode)
 
@@ -208,7 +259,7 @@ clip_direction = Prediction(
     lazy("Two gradients, dL/dw = 3.0 and dL/db = 0.4 (global norm 3.03), go through "
          "ops.clip_by_global_norm(grads, 1.0). What comes out?"),
     {"a": (lazy("(1.0, 0.4): each gradient is cut to at most 1"),
-           lazy("that is clipping each tensor on its own (ops.clip_by_norm per tensor, or clipping values). It is "
+           lazy("that is clipping each tensor on its own (or clipping values). It is "
                 "tempting because 'clip' sounds like cutting each number, but it would change the direction of the "
                 "update: the ratio dL/dw : dL/db would go from 7.5 to 2.5. clip_by_global_norm scales all gradients "
                 "by one factor")),
@@ -220,24 +271,25 @@ clip_direction = Prediction(
                 "clip_by_global_norm bounds the Euclidean length of all gradients together: sqrt(0.991^2 + 0.132^2) = "
                 "1"))},
     answer="b")
-global_norm = FunctionExercise(_check_clip_by_hand, signature="clip_by_hand(grads, max_norm=1.0)", hints=[
-    lazy("two steps: one global norm for all the gradients together, then one factor that multiplies every "
-         "gradient"),
-    lazy("the global norm is the square root of the sum, over all tensors, of ops.reduce_sum(g * g); the factor is "
-         "min(1, max_norm / norm), so gradients shorter than max_norm stay as they are"),
-    lazy("norm = ops.sqrt(sum(ops.reduce_sum(g * g) for g in grads)); scale = ops.minimum(1.0, max_norm / norm); "
-         "return tuple(g * scale for g in grads)"),
+clip_each = FunctionExercise(_check_clip_each, signature="clip_each(grads, max_norm=1.0)", hints=[
+    lazy("one norm per tensor this time, and one factor per tensor; a tensor already shorter than max_norm keeps "
+         "its factor 1"),
+    lazy("a tensor's norm is the square root of the sum of its squared entries; its factor is min(1, max_norm / "
+         "norm), computed with MindSpore operators so that the result stays a Tensor"),
 ])
-clip_step = FunctionExercise(_check_clip_step, signature="ClipAndReturn(network, optimizer, max_norm)", cls=True,
-                             hints=[
-    lazy("section 4's ClipStep already clips; what it must also hand back is the norm before clipping"),
-    lazy("start from ClipStep in section 4: keep max_norm in __init__, and return (loss, norm) instead of assigning "
-         "a Parameter"),
+accumulate = FunctionExercise(_check_accumulate, signature="AccumulateStep(network, optimizer, k)", cls=True, hints=[
+    lazy("the step needs memory that lives in the graph between calls: Parameters (requires_grad=False) for the "
+         "gradient sums and for a call counter, written with ops.assign / ops.assign_add, as section 3 writes "
+         "grad_norm"),
+    lazy("self.weights.clone(prefix='sum', init='zeros') gives one zero Parameter shaped like each weight; a tensor "
+         "condition such as `if self.calls % self.k == 0:` compiles into the graph"),
+    lazy("at the k-th call: hand the optimizer the sums divided by k, then assign zeros to the sums"),
 ])
-mae_loss = FunctionExercise(_check_mae, signature='MAE(reduction="mean")', cls=True, hints=[
-    lazy("a loss cell computes per-sample errors and lets its base class reduce them (mean or sum)"),
-    lazy("like Huber in section 7: __init__(self, reduction='mean') calls super().__init__(reduction); construct "
-         "returns self.get_loss(ops.abs(logits - labels))"),
+pinball_loss = FunctionExercise(_check_pinball, signature='Pinball(tau=0.5, reduction="mean")', cls=True, hints=[
+    lazy("a loss cell computes the loss of each element and lets its base class reduce it, like Huber above"),
+    lazy("with e = labels - logits, the loss of an element is tau * e when e >= 0 and (tau - 1) * e when e < 0; "
+         "ops.maximum of the two gives both cases"),
 ])
 
 bind(globals())
+

@@ -5,6 +5,7 @@ import os
 os.environ.setdefault("GLOG_v", "3")
 
 import mindspore.dataset as ds  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from reference_solutions import reference  # noqa: E402
 
@@ -13,18 +14,22 @@ from course_utils.exercises import CORRECT, INCORRECT  # noqa: E402
 from course_utils.logs import mindspore_warnings  # noqa: E402
 
 
-def pipeline(batch=None, shuffle=False, map_first=False, columns=("x",), **map_options):
-    """batched_pipeline with one typical mistake (or none): batch(...) options, the map's columns and options."""
-    def batched_pipeline(x, y, batch_size, transform):
+def pipeline(batch=None, shuffle=False, map_first=False, columns=("x", "y"), reader="csv", **map_options):
+    """csv_pipeline with one typical mistake (or none): the reader, batch(...) options, the map's columns, options."""
+    def csv_pipeline(path, batch_size, transform):
         def mapped(data):
             return data.map(operations=transform, input_columns=list(columns), **map_options) if columns else data
 
-        dataset = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=shuffle)
+        if reader == "csv":
+            dataset = ds.CSVDataset(path, column_defaults=[0.0, 0.0], column_names=["x", "y"], shuffle=shuffle)
+        else:  # numpy reads the file, MindSpore only slices it
+            table = np.loadtxt(path, delimiter=",", dtype=np.float32)
+            dataset = ds.NumpySlicesDataset({"x": table[:, 0], "y": table[:, 1]}, shuffle=shuffle)
         if map_first:
             return mapped(dataset).batch(batch_size, **(batch or {}))
         return mapped(dataset.batch(batch_size, **(batch or {})))
 
-    return batched_pipeline
+    return csv_pipeline
 
 
 class Rows:  # the notebook's random-access source
@@ -49,7 +54,7 @@ def reading(rows=Rows, drop=False, **options):
     return lambda load, n, batch_size: ds.GeneratorDataset(rows(load, n), **options).batch(batch_size, drop)
 
 
-@pytest.mark.parametrize("ex", [nb14.reading_pipeline, nb14.batched_pipeline], ids=lambda ex: ex.key)
+@pytest.mark.parametrize("ex", [nb14.reading_pipeline, nb14.csv_pipeline], ids=lambda ex: ex.key)
 def test_references_pass(ex):
     assert reference(ex, ds=ds)[1].startswith("[ok]")
 
@@ -57,16 +62,26 @@ def test_references_pass(ex):
 @pytest.mark.parametrize("answer, expected", [
     (pipeline(map_first=True), "once per row: map before batch"),
     (pipeline(batch={"drop_remainder": True}), "the last, partial batch of 4 rows is missing"),
-    (pipeline(shuffle=True), "another order: keep shuffle=False"),
+    (pipeline(shuffle=True), "ds.CSVDataset shuffles by default"),
     (pipeline(columns=()), "never ran"),
-    (pipeline(columns=("y",)), "x has shape (16, 1), expected (16, 3)"),
-    (lambda x, y, batch_size, transform: pipeline()(x, y, batch_size, transform).map(transform, input_columns=["y"]),
-     "map the transform over 'x' only"),
-    (lambda x, y, b, f: [(f(x[s:s + b]), y[s:s + b]) for s in range(0, len(x), b)], "a mindspore.dataset pipeline"),
+    (pipeline(columns=("x",)), "map it over both columns"),
+    (pipeline(reader="numpy"), "does not start from a ds.CSVDataset"),
+    (lambda path, b, f: [f(*np.loadtxt(path, delimiter=",").T)], "a mindspore.dataset pipeline"),
 ])
-def test_batched_mistakes_are_named(answer, expected):
-    result = nb14.batched_pipeline.evaluate(answer)
+def test_csv_mistakes_are_named(answer, expected):
+    result = nb14.csv_pipeline.evaluate(answer)
     assert result.status == INCORRECT and expected in result.message, result.message
+
+
+def test_the_checker_deletes_its_file():
+    seen = []
+
+    def remember(path, batch_size, transform):
+        seen.append(path)
+        return pipeline()(path, batch_size, transform)
+
+    assert nb14.csv_pipeline.evaluate(remember).status == CORRECT
+    assert seen and not os.path.exists(os.path.dirname(seen[0]))
 
 
 @pytest.mark.parametrize("options, expected", [
@@ -82,8 +97,8 @@ def test_reading_mistakes_are_named(options, expected):
 
 @pytest.mark.parametrize("ex, answer", [  # worker processes: the checker's load and transform log to a file
     (nb14.reading_pipeline, reading(num_parallel_workers=2)),  # python_multiprocessing=True by default here
-    (nb14.batched_pipeline, pipeline(num_parallel_workers=2, python_multiprocessing=True)),
-    (nb14.batched_pipeline, pipeline(num_parallel_workers=2)),
+    (nb14.csv_pipeline, pipeline(num_parallel_workers=2, python_multiprocessing=True)),
+    (nb14.csv_pipeline, pipeline(num_parallel_workers=2)),
 ])
 def test_parallel_workers_are_accepted(ex, answer):
     result = ex.evaluate(answer)
@@ -91,7 +106,7 @@ def test_parallel_workers_are_accepted(ex, answer):
 
 
 def test_map_before_batch_in_worker_processes_is_still_named():
-    result = nb14.batched_pipeline.evaluate(pipeline(map_first=True, num_parallel_workers=2,
+    result = nb14.csv_pipeline.evaluate(pipeline(map_first=True, num_parallel_workers=2,
                                                      python_multiprocessing=True))
     assert "once per row: map before batch" in result.message, result.message
 
@@ -113,3 +128,14 @@ def test_mindspore_warnings_collects_and_restores():
     with pytest.raises(ZeroDivisionError), mindspore_warnings():
         raise ZeroDivisionError
     assert (logger.level, list(logger.handlers)) == before
+
+
+
+def test_reading_every_row_first_is_not_a_generator_dataset():
+    def reading_pipeline(load, n, batch_size):  # numpy reads everything, MindSpore only slices it
+        rows = [load(i) for i in range(n)]
+        return ds.NumpySlicesDataset({"x": np.stack([r[0] for r in rows]), "y": np.stack([r[1] for r in rows])},
+                                     shuffle=False).batch(batch_size)
+
+    result = nb14.reading_pipeline.evaluate(reading_pipeline)
+    assert result.status == INCORRECT and "does not start from a ds.GeneratorDataset" in result.message, result.message

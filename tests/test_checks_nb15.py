@@ -140,3 +140,26 @@ def test_node_rank_rule_and_join_default_match_msrun(monkeypatch):
         _ProcessManager._get_node_id_and_log_path)
     monkeypatch.setattr(sys, "argv", ["msrun", "dp_train.py"])
     assert get_args().join is False
+
+
+def test_the_functional_step_must_all_reduce_without_the_reducer_section_6_showed(tmp_path):
+    """15.6 asks for the all-reduce with the operator itself: a script that uses DistributedGradReducer (the
+    answer shown in section 6) is refused before anything is launched."""
+    script = tmp_path / "dp_exercise.py"
+    script.write_text("grad_reducer = nn.DistributedGradReducer(optimizer.parameters)\n", encoding="utf-8")
+    result = nb15.functional_dp.evaluate(str(script))
+    assert result.status == INCORRECT and "DistributedGradReducer" in result.message, result.message
+
+
+def test_the_solution_of_15_6_is_not_a_lesson_cell():
+    """The reference all-reduces with ops.AllReduce; the notebook's own script (section 6) uses the reducer."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    solutions = (root / "course_utils" / "solutions" / "nb15.py").read_text(encoding="utf-8")
+    solution = solutions.split("# %% functional_dp")[1].split("# %% ")[0]
+    notebook = json.loads((root / "notebooks" / "15_data_parallel.ipynb").read_text(encoding="utf-8"))
+    lesson = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert "ops.AllReduce()" in solution and "AllReduce()" not in lesson
+    assert "DistributedGradReducer" not in solution  # the check refuses it

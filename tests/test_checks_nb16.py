@@ -35,6 +35,37 @@ def _mlp(kind="right"):
     return MLP
 
 
+def _residual(order="in, middle, out", relu_after_sum=False):
+    """The exercise's net with a skip, its layers defined in another order (or with the ReLU after the sum)."""
+    class MLP(nn.Cell):
+        def __init__(self, hidden=32, classes=3):
+            super().__init__()
+            if order == "out, middle, in":
+                self.last, self.middle, self.first = (nn.Dense(hidden, classes), nn.Dense(hidden, hidden),
+                                                      nn.Dense(2, hidden))
+            else:
+                self.first, self.middle, self.last = (nn.Dense(2, hidden), nn.Dense(hidden, hidden),
+                                                      nn.Dense(hidden, classes))
+            self.relu = nn.ReLU()
+
+        def construct(self, x):
+            h = self.relu(self.first(x))
+            h = self.relu(h + self.middle(h)) if relu_after_sum else h + self.relu(self.middle(h))
+            return self.last(h)
+
+    return MLP
+
+
+def _capstone_mlp():
+    from capstone.model import MLP as ProjectMLP
+
+    class MLP(ProjectMLP):  # the course's own helper, with the exercise's signature
+        def __init__(self, hidden=32, classes=3):
+            super().__init__(hidden=hidden, classes=classes)
+
+    return MLP
+
+
 def _train_model(mistake=None):
     """train_model written with Model (the reference uses a jit loop), with one typical mistake or none."""
     import mindspore.dataset as ds
@@ -74,6 +105,9 @@ RIGHT_LOSS = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
 
 
 @pytest.mark.parametrize("ex, answer, text", [
+    (nb16.mlp_class, _mlp(), "the middle layer has no skip"),
+    (nb16.mlp_class, _capstone_mlp(), "the middle layer has no skip"),
+    (nb16.mlp_class, _residual(relu_after_sum=True), "the ReLU comes after the sum"),
     (nb16.mlp_class, _mlp("linear"), "still a linear function of the point"),
     (nb16.mlp_class, _mlp("one layer"), "add a hidden layer"),
     (nb16.mlp_class, _mlp("one output"), "end with Dense(hidden, classes)"),
@@ -112,7 +146,7 @@ def test_typical_mistakes_are_named(ex, answer, text):
 
 
 @pytest.mark.parametrize("ex, answer", [
-    (nb16.mlp_class, _mlp()), (nb16.loss_and_metrics, (RIGHT_LOSS, {"accuracy"})),
+    (nb16.mlp_class, _residual("out, middle, in")), (nb16.loss_and_metrics, (RIGHT_LOSS, {"accuracy"})),
     (nb16.loss_and_metrics, (nn.CrossEntropyLoss(), {"accuracy", "loss"})), (nb16.train_function, _train_model()),
 ], ids=lambda v: None)
 def test_other_right_answers_pass(ex, answer):

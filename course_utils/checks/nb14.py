@@ -1,7 +1,7 @@
-"""Exercises of notebook 14 (the input pipeline): a GeneratorDataset over a random-access source, a pipeline mapped
-once per batch, two predictions (parallel workers for a waiting pipeline; sink mode on CPU). The oracles slice the
-checker's own data with numpy; its load and transform log their calls to a file, where worker processes
-(python_multiprocessing=True) write too."""
+"""Exercises of notebook 14 (the input pipeline): a GeneratorDataset over a random-access source, a CSV file read
+with ds.CSVDataset and transformed once per batch on both columns, two predictions (parallel workers for a
+waiting pipeline; sink mode on CPU). The oracles slice the checker's own data with numpy; its load and transform
+log their calls to a file, where worker processes (python_multiprocessing=True) write too."""
 
 import os
 import tempfile
@@ -48,9 +48,20 @@ def _run(exercise, answer, arguments):
         return dataset, batches, [int(line) for line in file]
 
 
+def _leaves(dataset):
+    """The source datasets at the bottom of a pipeline (Dataset.children, followed down)."""
+    children = list(getattr(dataset, "children", []) or [])
+    return [dataset] if not children else [leaf for child in children for leaf in _leaves(child)]
+
+
 # ---- 14.2 a GeneratorDataset over a random-access source --------------------------------------------------
 def _check_reading_pipeline(answer):
     dataset, got, read = _run(reading_pipeline, answer, lambda log: (partial(_load, log), READ_ROWS, READ_BATCH))
+    import mindspore.dataset as ds
+
+    if not any(type(leaf) is ds.GeneratorDataset for leaf in _leaves(dataset)):  # NumpySlicesDataset is a subclass
+        raise Incorrect(t("the pipeline does not start from a ds.GeneratorDataset over Rows(load, n): let MindSpore "
+                          "call __getitem__ for each row, rather than reading every row first"))
     if dataset.get_col_names() != ["x", "y"]:
         raise Incorrect(t("the columns are {columns}, expected ['x', 'y']: pass column_names=['x', 'y']",
                           columns=dataset.get_col_names()))
@@ -74,20 +85,50 @@ def _check_reading_pipeline(answer):
         raise Incorrect(t("the y column differs from load(i)'s y"))
 
 
-# ---- 14.3 map once per batch ------------------------------------------------------------------------------
-def _check_batched_pipeline(answer):
-    x, y = _CHECK_X, _CHECK_Y
-    _, got, rows_per_call = _run(batched_pipeline, answer,
-                                 lambda log: (x.copy(), y.copy(), CHECK_BATCH, partial(_transform, log)))
-    expected = [(np.concatenate([x[s:s + CHECK_BATCH] ** p for p in (1, 2, 3)], axis=1), y[s:s + CHECK_BATCH])
-                for s in range(0, CHECK_ROWS, CHECK_BATCH)]
+# ---- 14.3 a CSV file read by MindSpore, both columns transformed once per batch ---------------------------
+def _write_csv(folder):
+    """The checker's file: CHECK_ROWS lines "x,y", no header; returns its path."""
+    path = os.path.join(folder, "check.csv")
+    np.savetxt(path, np.hstack([_CHECK_X, _CHECK_Y]), delimiter=",", fmt="%.9g")
+    return path
+
+
+def _pair_transform(log, x, y):
+    """(x, y) -> (columns [x, x^2], 10 y): the checker's transform of both columns, logging the rows per call."""
+    x, y = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float32)
+    log(x.shape[0] if x.ndim else 1)
+    return np.stack([x, x ** 2], axis=-1).astype(np.float32), (10.0 * y).astype(np.float32)
+
+
+def _check_csv_pipeline(answer):
+    import mindspore.dataset as ds
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = _write_csv(folder)
+        try:
+            dataset, got, rows_per_call = _run(csv_pipeline, answer, lambda log: (path, CHECK_BATCH,
+                                                                                  partial(_pair_transform, log)))
+        except Incorrect:
+            raise
+        except Exception as error:  # a pipeline that fails when it runs: MindSpore's message is long
+            if "required positional argument" in str(error):
+                raise Incorrect(t("the transform takes two arguments, x and y: map it over both columns, "
+                                  "input_columns=['x', 'y']")) from None
+            raise Incorrect(t("the pipeline failed when it ran: {error}",
+                              error=str(error).strip().splitlines()[0][:200])) from None
+    if not any(isinstance(leaf, ds.CSVDataset) for leaf in _leaves(dataset)):
+        raise Incorrect(t("the pipeline does not start from a ds.CSVDataset: let MindSpore read the file "
+                          "(ds.CSVDataset(path, ...)), not numpy"))
+    wx = _CHECK_X[:, 0]
+    expected = [(np.stack([wx[s:s + CHECK_BATCH], wx[s:s + CHECK_BATCH] ** 2], axis=-1),
+                 10.0 * _CHECK_Y[s:s + CHECK_BATCH, 0]) for s in range(0, CHECK_ROWS, CHECK_BATCH)]
     calls, batches = len(rows_per_call), len(expected)
     if calls == CHECK_ROWS and set(rows_per_call) == {1}:
         raise Incorrect(t("your transform ran {calls} times, once per row: map before batch. Batch first, then map, "
                           "so it runs once per batch ({batches} times for {rows} rows in batches of {batch_size})",
                           calls=calls, batches=batches, rows=CHECK_ROWS, batch_size=CHECK_BATCH))
     if calls == 0:
-        raise Incorrect(t("your transform never ran: map it over the 'x' column (input_columns=['x'])"))
+        raise Incorrect(t("your transform never ran: map it over both columns, input_columns=['x', 'y']"))
     if len(got) == batches - 1:
         raise Incorrect(t("{got} batches, expected {expected}: the last, partial batch of {rows} rows is missing "
                           "(drop_remainder must stay False)", got=len(got), expected=batches,
@@ -98,17 +139,15 @@ def _check_batched_pipeline(answer):
     if any(len(row) != 2 for row in got):
         raise Incorrect(t("each batch should hold two columns, (x, y), got {columns}", columns=len(got[0])))
     for k, ((gx, gy), (ex, ey)) in enumerate(zip(got, expected)):
-        if gx.shape != ex.shape:
-            raise Incorrect(t("batch {k}: x has shape {got}, expected {expected} (the transform applied to x only)",
-                              k=k, got=gx.shape, expected=ex.shape))
-        if not close(gy, ey):
-            if close(np.sort(np.concatenate([b[1] for b in got]), axis=0), np.sort(y, axis=0)):
-                raise Incorrect(t("batch {k}: the rows come in another order: keep shuffle=False so the batches "
-                                  "follow the data", k=k))
-            raise Incorrect(t("batch {k}: y differs from the data's y (map the transform over 'x' only, leave 'y' "
-                              "as it is)", k=k))
-        if not close(gx, ex, rtol=1e-5, atol=1e-6):
-            raise Incorrect(t("batch {k}: the transformed x differs from transform(x) of the data's rows {first}..",
+        if gx.shape != ex.shape or gy.shape != ey.shape:
+            raise Incorrect(t("batch {k}: the columns have shapes {got}, expected {expected}: the transform's "
+                              "output as it is", k=k, got=(gx.shape, gy.shape), expected=(ex.shape, ey.shape)))
+        if not (close(gx, ex, rtol=1e-5, atol=1e-6) and close(gy, ey, rtol=1e-5, atol=1e-6)):
+            read = np.concatenate([b[0][:, 0] for b in got])
+            if close(np.sort(read), np.sort(wx)):
+                raise Incorrect(t("batch {k}: the rows come in another order than the file's: ds.CSVDataset "
+                                  "shuffles by default; pass shuffle=False", k=k))
+            raise Incorrect(t("batch {k}: the values differ from transform(x, y) of the file's lines {first}..",
                               k=k, first=k * CHECK_BATCH))
     if calls != batches:
         raise Incorrect(t("your transform ran {calls} times for {batches} batches: map it once, after batch",
@@ -133,13 +172,14 @@ reading_pipeline = FunctionExercise(_check_reading_pipeline, signature="reading_
     lazy("ds.GeneratorDataset(Rows(load, n), column_names=['x', 'y'], ...): look up its shuffle default"),
     lazy("dataset = ds.GeneratorDataset(Rows(load, n), column_names=['x', 'y'], shuffle=False)"),
 ])
-batched_pipeline = FunctionExercise(
-    _check_batched_pipeline, signature="batched_pipeline(x, y, batch_size, transform)", hints=[
-    lazy("two calls on the dataset, in this order: one groups the rows, the other applies the transform"),
-    lazy("ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=False), then .batch(batch_size), then "
-         ".map(operations=..., input_columns=...)"),
-    lazy("dataset = ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=False).batch(batch_size)"
-         ".map(operations=transform, input_columns=['x'])"),
+csv_pipeline = FunctionExercise(
+    _check_csv_pipeline, signature="csv_pipeline(path, batch_size, transform)", hints=[
+    lazy("MindSpore's reader for comma-separated text is ds.CSVDataset; like MindDataset it shuffles unless told "
+         "not to, and column_defaults gives the columns' types"),
+    lazy("read, then batch, then map: .map(operations=transform, input_columns=[...]) with both columns' names "
+         "hands the transform two arguments and takes two results"),
+    lazy("ds.CSVDataset(path, column_defaults=[0.0, 0.0], column_names=['x', 'y'], shuffle=False)"
+         ".batch(batch_size), then the map over ['x', 'y']"),
 ])
 sink_on_cpu = Prediction(
     lazy("An epoch has 16 batches. On this CPU, model.train(2, dataset, callbacks=[counter], "

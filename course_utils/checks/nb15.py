@@ -200,7 +200,7 @@ def _check_reduced_grads(answer):
         _check_reduced_case(answer, *case)
 
 
-# ---- the functional data-parallel step (section 8) ----------------------------------------------------------
+# ---- the functional data-parallel step (section 6) ----------------------------------------------------------
 DP_LR, DP_MOMENTUM, DP_STEPS, DP_START = 0.1, 0.9, 15, (0.2, -0.1)
 
 
@@ -232,8 +232,8 @@ def _dp_oracle(gradient_scale=1.0, momentum=DP_MOMENTUM):
 
 
 _DP_MISTAKES = [
-    ({"gradient_scale": 2.0}, lazy("that is the sum of the two shards' gradients: the reducer should average "
-                                   "them (gradients_mean=True in the context, or mean=True)")),
+    ({"gradient_scale": 2.0}, lazy("that is the sum of the two shards' gradients: the all-reduce adds them up, and "
+                                   "the mean is that sum divided by the number of ranks")),
     ({"momentum": 0.0}, lazy("that is plain SGD: use the nn.Momentum optimizer the script creates")),
 ]
 
@@ -255,6 +255,9 @@ def _check_functional_dp(path):
         source = f.read()
     if "\n...  #" in source or source.rstrip().endswith("..."):
         raise Incorrect(t("{path} still holds the `...` line of the scaffold: write the step there", path=path))
+    if "DistributedGradReducer" in source:
+        raise Incorrect(t("{path} uses nn.DistributedGradReducer, which section 6 showed: this time all-reduce the "
+                          "gradients with the communication operator itself", path=path))
     key = hashlib.sha256(source.encode()).hexdigest()
     if key not in _LAUNCHED:  # a script checked again unchanged (another language, a second Run All) is not rerun
         try:
@@ -334,11 +337,10 @@ reduced_grads = FunctionExercise(
          "gradients_mean"),
 ])
 functional_dp = Exercise(_check_functional_dp, hints=[
-    lazy("three lines make the step of section 8: a function for the loss and its gradients, the reducer, and the "
-         "update; then a loop of `steps` steps on this rank's shard"),
-    lazy("grad_fn = ms.value_and_grad(forward, None, optimizer.parameters) with forward(a, b) = loss_fn(net(a), b); "
-         "grad_reducer = nn.DistributedGradReducer(optimizer.parameters); each step: the gradients, reduced, then "
-         "optimizer(grads)"),
+    lazy("the step of section 6 without its reducer: a function for the gradients, then each gradient summed over "
+         "the ranks, divided by their number, then the update; `steps` times on this rank's shard"),
+    lazy("mindspore.ops.AllReduce() builds the operator that sums a Tensor over every rank (in a jit function too); "
+         "get_group_size() is the number of ranks; the gradients come as a tuple, one per parameter"),
 ])
 node_command = Exercise(_check_node_command, hints=[
     lazy("both machines run the same msrun command except for one option"),

@@ -70,6 +70,51 @@ def _check_mlp_class(answer):
     if sum(p.size for p in answer(hidden=64).trainable_params()) <= sum(p.size for p in net.trainable_params()):
         raise Incorrect(t("MLP(hidden=64) has no more parameters than MLP(): use `hidden` as the width of the hidden "
                           "layers"))
+    _check_the_skip(net)
+
+
+def _residual_scores(params, skip=True, relu_after_sum=False):
+    """The oracle in float64 numpy: h = relu(x W1' + c1); h = h + relu(h W2' + c2); scores = h W3' + c3."""
+    w1, c1, w2, c2, w3, c3 = (np.asarray(p, dtype=np.float64) for p in params)
+    h = np.maximum(GRID @ w1.T + c1, 0.0)
+    inner = h @ w2.T + c2
+    if relu_after_sum:
+        h = np.maximum(h + inner, 0.0)
+    else:
+        h = h + np.maximum(inner, 0.0) if skip else np.maximum(inner, 0.0)
+    return h @ w3.T + c3
+
+
+def _check_the_skip(net):
+    """The learner's net with the checker's weights against the oracle, under each way to read its parameters."""
+    import mindspore as ms
+
+    values = [(tuple(p.shape), p.asnumpy()) for p in net.trainable_params()]
+    hidden = next((shape[0] for shape, _ in values if len(shape) == 2 and shape[1] == 2), None)
+    want = sorted([(hidden, 2), (hidden,), (hidden, hidden), (hidden,), (3, hidden), (3,)])
+    if hidden is None or sorted(shape for shape, _ in values) != want:
+        raise Incorrect(t("expected three Dense layers, 2 -> hidden, hidden -> hidden and hidden -> classes; the "
+                          "parameters have shapes {shapes}", shapes=[shape for shape, _ in values]))
+    by_shape = {shape: value for shape, value in values if len(shape) == 2}
+    biases = [value for shape, value in values if shape == (hidden,)]
+    c3 = next(value for shape, value in values if shape == (3,))
+    readings = [(by_shape[(hidden, 2)], b1, by_shape[(hidden, hidden)], b2, by_shape[(3, hidden)], c3)
+                for b1, b2 in (biases, biases[::-1])]  # which hidden bias is the first layer's: try both
+    got = array(net(ms.Tensor(GRID)), t("the output of your net")).astype(np.float64)
+
+    def matches(**variant):
+        return any(np.allclose(got, _residual_scores(r, **variant), rtol=1e-4, atol=1e-4) for r in readings)
+
+    if matches():
+        return
+    if matches(skip=False):
+        raise Incorrect(t("this is the plain MLP, Dense -> ReLU -> Dense -> ReLU -> Dense: the middle layer has no "
+                          "skip. Add its input back: h + relu(middle(h)), in a construct of your own"))
+    if matches(relu_after_sum=True):
+        raise Incorrect(t("the ReLU comes after the sum, relu(h + middle(h)): the skip adds h to the middle "
+                          "layer's output after its own ReLU, h + relu(middle(h))"))
+    raise Incorrect(t("with the checker's weights your scores differ from relu(first(x)) -> h + relu(middle(h)) -> "
+                      "last(h), computed in numpy"))
 
 
 # ---- 16.2 the loss and the metrics ---------------------------------------------------------------------
@@ -232,12 +277,10 @@ def _check_accuracy_function(answer):
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 mlp_class = FunctionExercise(_check_mlp_class, signature="MLP(hidden=32, classes=3)", cls=True, hints=[
-    lazy("MinimalNet is one Dense layer: it can only draw straight lines between classes. What has to sit between "
-         "two Dense layers so that the boundary can bend?"),
-    lazy("a hidden layer: Dense(2, hidden), a nonlinearity such as nn.ReLU(), Dense(hidden, hidden), ReLU again, "
-         "and a last Dense(hidden, classes) that gives one score per class; nn.SequentialCell chains cells"),
-    lazy("self.body = nn.SequentialCell(nn.Dense(2, hidden), nn.ReLU(), nn.Dense(hidden, hidden), nn.ReLU(), "
-         "nn.Dense(hidden, classes)) in __init__, and construct returns self.body(x)"),
+    lazy("nn.SequentialCell chains cells one after the other, it cannot add two of their outputs: keep the three "
+         "Dense layers as attributes in __init__ and write the forward pass in construct yourself"),
+    lazy("in construct: h = relu(first(x)); then h plus relu(middle(h)); then last(h). One nn.ReLU() cell can "
+         "serve both places, it has no weights"),
 ])
 loss_and_metrics = Exercise(_check_loss_and_metrics, hints=[
     lazy("the labels are class numbers (0, 1, 2) and the net gives one score per class: which loss of notebook 10 "
@@ -279,14 +322,15 @@ resume_exact = Prediction(
                 "project's EpochBatches derives each epoch's order from (seed, epoch), so it cannot restart"))},
     answer="a")
 amp_speed = Prediction(
-    lazy("The same training with mixed precision O3 (the whole net in float16) on this laptop CPU: how does "
+    lazy("The same training with mixed precision O3 (the whole net in float16) on this CPU: how does "
          "a training step compare with O0 (float32)?"),
     {"a": (lazy("about twice as fast: half the bits to move"),
-           lazy("that is what float16 buys on GPUs and NPUs with float16 units; this CPU has none: its float16 "
-                "MatMul computes in float32 and rounds the result (notebook 12), so there is nothing to gain")),
+           lazy("that is what float16 buys on GPUs and NPUs with float16 units; on this CPU MindSpore's float16 "
+                "MatMul computes in float32 and rounds the result (the cell above), so there is nothing to gain")),
      "b": (lazy("no faster: about the same, or slower"),
-           lazy("the CPU has no float16 units, and O3 adds casts between float16 and float32 around the layers; on "
-                "a net this small the step costs about the same, sometimes more, never clearly less")),
+           lazy("MindSpore's CPU kernels compute float16 in float32, and O3 adds casts between float16 and float32 "
+                "around the layers; on a net this small the step costs about the same, sometimes more, never "
+                "clearly less")),
      "c": (lazy("several times slower: emulating float16 in software is expensive"),
            lazy("nothing is computed bit by bit in software: the CPU runs its float32 kernels and rounds to "
                 "float16 (notebook 12), so a step costs a few casts more, not a different order of cost"))},

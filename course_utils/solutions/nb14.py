@@ -25,13 +25,13 @@ answer = reading_pipeline
 nb14.reading_pipeline.check(answer)
 
 
-# %% batched_pipeline
-def batched_pipeline(x, y, batch_size, transform):
-    dataset = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False)
-    dataset = dataset.batch(batch_size)  # keeps the last, partial batch (drop_remainder=False)
-    return dataset.map(operations=transform, input_columns=["x"])  # now once per batch
+# %% csv_pipeline
+def csv_pipeline(path, batch_size, transform):
+    dataset = ds.CSVDataset(path, column_defaults=[0.0, 0.0], column_names=["x", "y"], shuffle=False)  # no header
+    dataset = dataset.batch(batch_size)  # keeps the last, partial batch
+    return dataset.map(operations=transform, input_columns=["x", "y"])  # two columns in, two out, once per batch
 
 
-answer = batched_pipeline
+answer = csv_pipeline
 
-nb14.batched_pipeline.check(answer)
+nb14.csv_pipeline.check(answer)

@@ -5,14 +5,15 @@
 class MLP(nn.Cell):
     def __init__(self, hidden=32, classes=3):
         super().__init__()
-        self.body = nn.SequentialCell(
-            nn.Dense(2, hidden), nn.ReLU(),
-            nn.Dense(hidden, hidden), nn.ReLU(),
-            nn.Dense(hidden, classes),
-        )
+        self.first = nn.Dense(2, hidden)
+        self.middle = nn.Dense(hidden, hidden)
+        self.last = nn.Dense(hidden, classes)
+        self.relu = nn.ReLU()
 
     def construct(self, x):
-        return self.body(x)
+        h = self.relu(self.first(x))
+        h = h + self.relu(self.middle(h))  # the skip: the block adds to its input
+        return self.last(h)
 
 
 answer = MLP

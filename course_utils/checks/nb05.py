@@ -61,6 +61,9 @@ def _one_weight(exercise, what, oracle, mistakes, above, below, settings):
                 raise Incorrect(t("{what} raised {error} on data set {k}: {why}", what=what,
                                   error=type(error).__name__, k=k, why=brief_error(error))) from None
             got = number(result, t("the value of {what} on data set {k}", what=what, k=k))
+            if got <= 0:
+                raise Incorrect(t("{what} returned {value} on data set {k}: a learning rate must be > 0 (a rate of 0"
+                                  " never moves, a negative one climbs the loss)", what=what, value=got, k=k))
             want = oracle(x, *args)
             if abs(got - want) <= 0.01 * want:
                 continue

@@ -23,6 +23,7 @@ from capstone.rundir import (  # noqa: E402
     RunDirBusy,
     RunLock,
     commit,
+    sha256,
     stage_bytes,
     tmp_path,
     verify,
@@ -71,26 +72,45 @@ EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_CKPT_DIR, EXIT_DIVERGED, EXIT_BUSY = 0, 1, 2
 _RUN_FILE = re.compile(r"^(\.tmp\.)?(best\.ckpt|last\.ckpt|config\.yaml|history\.json|report\.json|report\.png|"
                        r"checksums\.sha256|best\.tmp|last\.tmp)$")
 
-# The scored challenge (--rubric prints it; report.json carries the score).
+# The scored challenge (--rubric prints it; report.json carries the score, python -m capstone.score re-scores).
 THRESHOLD = 0.95  # held-out (test) accuracy a run must reach to score at all
-REF_PARAMETERS, REF_SECONDS = 1251, 5.0  # the default configuration: 1251 parameters, about 5 s here
+# The default configuration: 1251 parameters, 456 steps (its early stop ends it after 24 epochs of 19 steps).
+# Steps, not seconds: a score a busy machine or a faster laptop cannot change; identical runs score the same.
+REF_PARAMETERS, REF_STEPS = 1251, 456
 RUBRIC = lazy("""The capstone challenge
-  1. Accuracy gate: held-out test accuracy (report.json "test_accuracy") must be >= {threshold:.2f};
-     below it the score is 0.
-  2. Then smaller and faster wins: score = 100 * sqrt({ref_parameters} / parameters) * sqrt({ref_seconds:g} /
-     train_seconds). The default configuration scores about 100; halving the parameters or the training
-     time multiplies the score by 1.41.
-  3. Rules: change only the configuration file (any key), train with `python -m capstone.train --config
-     FILE --ckpt-dir DIR` on the machine everyone uses, and hand in DIR/report.json. The data keys
-     (data.*) must stay at their defaults: the held-out set is the same for everyone.
-""")  # printed by --rubric with THRESHOLD, REF_PARAMETERS and REF_SECONDS filled in
+  1. Accuracy gate: held-out test accuracy must be >= {threshold:.2f}; below it the score is 0.
+  2. Then smaller and quicker to train wins: score = 100 * sqrt({ref_parameters} / parameters) *
+     sqrt({ref_steps} / train_steps). The default configuration scores 100; halving
+     the parameters or the training steps multiplies the score by 1.41.
+  3. Rules: change only the model and train keys of the configuration file, train with `python -m
+     capstone.train --config FILE --ckpt-dir DIR`, and hand in DIR. A run that changes a data key is marked
+     "eligible": false and scores 0. The official score is `python -m capstone.score DIR --test-seed S`: a
+     held-out set drawn with a seed only the scorer knows, so tuning on your own test split cannot help.
+""")  # printed by --rubric with THRESHOLD, REF_PARAMETERS and REF_STEPS filled in
 
 
-def score(test_accuracy, parameters, train_seconds):
+def score(test_accuracy, parameters, train_steps):
     """The challenge's score (see RUBRIC): 0 below the accuracy gate."""
-    if not (isinstance(test_accuracy, float) and test_accuracy >= THRESHOLD) or train_seconds <= 0:
+    if not (isinstance(test_accuracy, float) and test_accuracy >= THRESHOLD) or train_steps <= 0:
         return 0.0
-    return round(100.0 * math.sqrt(REF_PARAMETERS / parameters) * math.sqrt(REF_SECONDS / train_seconds), 1)
+    return round(100.0 * math.sqrt(REF_PARAMETERS / parameters) * math.sqrt(REF_STEPS / train_steps), 1)
+
+
+def eligible(config):
+    """Whether a configuration keeps the data the rules fix: every data key at its default."""
+    from capstone.config import load_config
+
+    return config["data"] == load_config()["data"]
+
+
+def versions():
+    """What trained the run: Python, MindSpore and numpy (report.json records them)."""
+    import platform
+
+    import mindspore
+    import numpy
+
+    return {"python": platform.python_version(), "mindspore": mindspore.__version__, "numpy": numpy.__version__}
 
 
 def prepare_ckpt_dir(ckpt_dir, overwrite=False, lock=False):
@@ -454,8 +474,13 @@ def _train(config, run_dir, quiet, resume_from, workers, rank, stop_after, figur
         "fastest_step_seconds": min(steps[1:]) if len(steps) > 1 else None,
         "mode": tr["mode"], "amp": tr["amp"], "workers": workers, "diverged": diverged,
         "diverged_at_epoch": progress.diverged_at})
-    report["score"] = score(report["test_accuracy"], parameters, seconds)
+    report["train_steps"] = len(progress.history) * math.ceil(config["data"]["n_train"] / tr["batch_size"])
+    report["eligible"] = eligible(config)
+    report["score"] = score(report["test_accuracy"], parameters, report["train_steps"]) if report["eligible"] else 0.0
     report["passed"] = report["score"] > 0
+    report["config"], report["versions"] = config, versions()
+    # what capstone.score checks: the checkpoint scored is the one this run kept
+    report["fingerprint"] = sha256(run_dir / "best.ckpt") if (run_dir / "best.ckpt").is_file() else None
     report = {key: _finite_or_none(v) if isinstance(v, float) else v for key, v in report.items()}
     if writer:
         write_atomic(run_dir / "report.json", json.dumps(report, indent=1, allow_nan=False))
@@ -574,7 +599,7 @@ def main(argv=None):
     if contradiction:
         return fail(EXIT_USAGE, contradiction)
     if args.rubric:
-        print(t(RUBRIC, threshold=THRESHOLD, ref_parameters=REF_PARAMETERS, ref_seconds=REF_SECONDS), end="")
+        print(t(RUBRIC, threshold=THRESHOLD, ref_parameters=REF_PARAMETERS, ref_steps=REF_STEPS), end="")
         return EXIT_OK
     if (args.ckpt_dir is None) == (args.resume is None):
         return fail(EXIT_USAGE, t("give either --ckpt-dir DIR (a new run) or --resume DIR (continue one)"))
@@ -658,6 +683,7 @@ def _run(args, run_dir, config, workers, nodes, fail, load_config):
                 path=run_dir))
         return EXIT_OK
     gate = (t("passed the {threshold:.2f} gate", threshold=THRESHOLD) if report["passed"]
+            else t("not eligible: a data key differs from the rules' defaults") if not report["eligible"]
             else t("below the {threshold:.2f} gate", threshold=THRESHOLD))
     print(t("done: held-out accuracy {accuracy:.3f} (best epoch {best_epoch}), {parameters} parameters, "
             "{seconds:.1f} s of training; score {score:.1f} ({gate}; --rubric explains). Report: {report}",

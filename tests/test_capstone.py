@@ -22,7 +22,8 @@ REPORT_KEYS = {"test_accuracy": float, "test_loss": float, "parameters": int, "t
                "interrupted": bool, "resumed_from_epoch": int, "first_step_seconds": float,
                "median_step_seconds": float, "fastest_step_seconds": float, "mode": str, "amp": str, "workers": int,
                "diverged": bool,
-               "diverged_at_epoch": type(None), "score": float, "passed": bool}
+               "diverged_at_epoch": type(None), "train_steps": int, "eligible": bool, "score": float, "passed": bool,
+               "config": dict, "versions": dict, "fingerprint": str}
 
 
 def cli(*args, cwd=None, timeout=600):
@@ -160,8 +161,9 @@ def test_bad_command_lines_fail_with_their_message(tmp_path, capsys, index):
 def test_rubric_and_score():
     assert capstone_train.main(["--rubric"]) == 0
     assert capstone_train.score(0.949, 10, 1.0) == 0.0, "below the accuracy gate"
-    assert capstone_train.score(0.96, capstone_train.REF_PARAMETERS, capstone_train.REF_SECONDS) == 100.0
-    assert capstone_train.score(0.96, capstone_train.REF_PARAMETERS / 2, capstone_train.REF_SECONDS) == 141.4
+    assert capstone_train.score(0.96, capstone_train.REF_PARAMETERS, capstone_train.REF_STEPS) == 100.0
+    assert capstone_train.score(0.96, capstone_train.REF_PARAMETERS / 2, capstone_train.REF_STEPS) == 141.4
+    assert capstone_train.score(0.96, capstone_train.REF_PARAMETERS, capstone_train.REF_STEPS / 2) == 141.4
     assert capstone_train.score(None, 10, 1.0) == 0.0
 
 
@@ -195,8 +197,9 @@ def test_a_run_writes_its_report_figure_and_checkpoints(full_run):
     assert report["parameters"] == 2 * 32 + 32 + 32 * 32 + 32 + 32 * 3 + 3
     assert report["epochs_run"] == 8 and 1 <= report["best_epoch"] <= 8
     assert report["test_accuracy"] > 0.8, "8 epochs already beat any straight line (about 0.55) by far"
-    assert report["score"] == capstone_train.score(report["test_accuracy"], report["parameters"],
-                                                   report["train_seconds"])
+    assert report["train_steps"] == 8 * 19 and report["eligible"] and report["config"]["train"]["epochs"] == 8
+    assert report["score"] == capstone_train.score(report["test_accuracy"], report["parameters"], 8 * 19)
+    assert report["versions"]["mindspore"] == "2.10.0" and len(report["fingerprint"]) == 64
     assert (run_dir / "report.png").read_bytes()[:4] == b"\x89PNG"
     history = json.loads((run_dir / "history.json").read_text())
     assert [row["epoch"] for row in history] == list(range(1, 9))
@@ -282,3 +285,78 @@ def test_notebook_cells_marked_with_a_project_file_hold_its_code():
             assert code == in_file[name], f"{name} in notebook 16 differs from {first[2:]}"
             marked += 1
     assert marked >= 5, "load_splits, epoch_order, EpochBatches, score and its constants are shown"
+
+
+# ---- the challenge's scorer (python -m capstone.score) --------------------------------------------------
+def score_cli(*args):
+    return subprocess.run([sys.executable, "-m", "capstone.score", *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_scorer_scores_a_run_on_its_own_held_out_set_and_writes_nothing(full_run):
+    run_dir, _ = full_run
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    first, again = score_cli(run_dir, "--json"), score_cli(run_dir, "--json")
+    assert first.returncode == 0, first.stderr
+    result = json.loads(first.stdout)
+    assert first.stdout == again.stdout, "the same folder always gets the same score"
+    assert result["n_test"] == 3000 and result["train_steps"] == 8 * 19 and result["eligible"]
+    assert result["score"] == capstone_train.score(result["test_accuracy"], result["parameters"], 8 * 19)
+    other = json.loads(score_cli(run_dir, "--json", "--test-seed", "7").stdout)
+    assert other["test_accuracy"] != result["test_accuracy"], "another seed, another held-out set"
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
+
+
+def test_a_second_identical_run_gets_the_same_score(full_run, tmp_path):
+    run_dir, _ = full_run
+    again = cli("--ckpt-dir", tmp_path / "again", "--epochs", EPOCHS)
+    assert again.returncode == 0, again.stderr[-2000:]
+    first, second = (json.loads((d / "report.json").read_text()) for d in (run_dir, tmp_path / "again"))
+    assert first["score"] == second["score"] and first["fingerprint"] == second["fingerprint"]
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("report", "report.json's config is not config.yaml's"),
+    ("checkpoint", "best.ckpt is damaged"),
+    ("missing", "holds no report.json"),
+])
+def test_the_scorer_refuses_a_folder_that_was_changed(full_run, tmp_path, damage, message):
+    import shutil
+
+    run_dir = tmp_path / "copy"
+    shutil.copytree(full_run[0], run_dir)
+    if damage == "report":
+        report = json.loads((run_dir / "report.json").read_text())
+        report["config"]["data"]["noise"] = 0.0
+        (run_dir / "report.json").write_text(json.dumps(report))
+    elif damage == "checkpoint":
+        (run_dir / "best.ckpt").write_bytes((run_dir / "best.ckpt").read_bytes()[:-8])
+    else:
+        (run_dir / "report.json").unlink()
+    result = score_cli(run_dir)
+    assert result.returncode == 3 and message in result.stderr, result.stderr
+
+
+def test_a_run_that_changes_the_data_is_not_eligible(tmp_path):
+    config = yaml.safe_load(DEFAULT_PATH.read_text())
+    config["data"]["noise"], config["data"]["n_test"], config["train"]["epochs"] = 0.0, 30, 2
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    out = cli("--config", tmp_path / "c.yaml", "--ckpt-dir", tmp_path / "run")
+    assert out.returncode == 0 and "not eligible" in out.stdout, out.stdout + out.stderr
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["eligible"] is False and report["score"] == 0.0 and not report["passed"]
+    assert json.loads(score_cli(tmp_path / "run", "--json").stdout)["score"] == 0.0
+
+
+@pytest.mark.parametrize("args, message", [(["--test-seed", "-1"], "--test-seed must be an int"),
+                                           (["--test-seed", "x"], "not 'x'"), ([], "the following arguments")])
+def test_the_scorer_refuses_bad_arguments(args, message, tmp_path):
+    result = score_cli(*args) if not args or args[0] != "--test-seed" else score_cli(tmp_path, *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_the_scorer_names_a_folder_that_is_not_a_run(tmp_path):
+    result = score_cli(tmp_path / "nothing")
+    assert result.returncode == 3 and "is not a folder" in result.stderr
+    result = score_cli(tmp_path)
+    assert result.returncode == 3 and tmp_path.name in result.stderr

@@ -188,3 +188,35 @@ def test_the_private_name_guard_catches_what_it_should():
                "inspect.signature(EarlyStopping).parameters", "ms.set_device.__doc__"]
     assert all(any(p.search(line) for p in PRIVATE) for line in caught)
     assert not any(p.search(line) for p in PRIVATE for line in allowed)
+
+
+SECTION_MENTION = re.compile(r"\b[Ss]ections? ((?:\d+(?:\.\d+)?(?:, | and | to | or |–|-)?)+)")
+ELSEWHERE = re.compile(r"[Aa]rticle|notebook \d\d|\b\d\d's\b|\bin \d\d\b|\(\d\d\)|\bof \d\d\b|\d\d_\w+\.ipynb")
+
+
+def _sections_mentioned(text):
+    """(number, context) of each "section N" of ``text`` that means this notebook's own section N."""
+    for match in SECTION_MENTION.finditer(text):
+        context = text[max(0, match.start() - 40):match.end() + 25]
+        if ELSEWHERE.search(context):  # another notebook's section, or a source article's
+            continue
+        for number in re.findall(r"\d+(?:\.\d+)?", match.group(1)):
+            yield int(float(number)), " ".join(context.split())
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name[:2] for p in NOTEBOOKS])
+def test_section_mentions_name_sections_that_exist(path):
+    """A hint, a message or a cell that says "section 5" points at this notebook's heading "## 5. ..."."""
+    nb = nbformat.read(path, as_version=4)
+    numbered = {int(m.group(1)) for cell in nb.cells if cell.cell_type == "markdown"
+                for m in re.finditer(r"^##+ (\d+)\.", cell.source, re.M)}
+    checks = ROOT / "course_utils" / "checks" / f"nb{path.name[:2]}.py"
+    texts = [cell.source for cell in nb.cells] + ([checks.read_text(encoding="utf-8")] if checks.exists() else [])
+    wrong = [(n, where) for text in texts for n, where in _sections_mentioned(text) if n not in numbered]
+    assert not wrong, f"{path.name} has sections {sorted(numbered)}; these mentions name others: {wrong[:3]}"
+
+
+def test_the_section_guard_reads_what_it_should():
+    assert [n for n, _ in _sections_mentioned("as section 3 showed, and sections 4 and 6")] == [3, 4, 6]
+    assert list(_sections_mentioned("Article 000 (section 9.1) advises")) == []
+    assert list(_sections_mentioned("notebook 05, section 2")) == []

@@ -245,9 +245,9 @@ evaluation_loss = FunctionExercise(_check_evaluation_loss, signature="held_out_l
 multi_metric = FunctionExercise(_check_multi_metric, signature="AccuracyPrecision(classes)", cls=True, hints=[
     lazy("keep counts, not averages: how many points, how many right, and per class how often it was predicted "
          "and how often that prediction was right"),
-    lazy("in update: predicted = logits.argmax(axis=1); self.right += (predicted == labels).sum(); "
-         "self.predicted += np.bincount(predicted, minlength=self.classes); self.right_per_class += "
-         "np.bincount(predicted[predicted == labels], minlength=self.classes); eval divides"),
+    lazy("in update, from the predicted classes (the argmax of each row): np.bincount(..., minlength=classes) "
+         "counts how often each class was predicted; the same count over only the points predicted right gives "
+         "the right ones per class. Add both to what clear() set to zero; eval divides"),
 ])
 
 bind(globals())

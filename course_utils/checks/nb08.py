@@ -139,50 +139,80 @@ def _check_fixed_setup(answer):
                           "below 2/λmax", steps=_STEPS, loss=loss))
 
 
-def _check_reset(reset_parameters):
+RESTORE_X = np.linspace(-1, 1, 24, dtype=np.float32).reshape(12, 2)
+RESTORE_Y = (np.sin(3 * RESTORE_X[:, :1]) + RESTORE_X[:, 1:] ** 2).astype(np.float32)
+
+
+def _restore_values():
+    """What the check restores: float64 arrays (as numpy makes them), one per parameter of a 2-4-1 ReLU net."""
+    rng = np.random.RandomState(8)
+    return {"hidden.weight": rng.normal(0, 0.8, (4, 2)), "hidden.bias": rng.normal(0, 0.3, (4,)),
+            "out.weight": rng.normal(0, 0.8, (1, 4)), "out.bias": np.array([0.2])}
+
+
+def _numpy_descent(values, lr, steps):
+    """Gradient descent on the MSE of the 2-4-1 ReLU net, in float64: the oracle the check compares with."""
+    w1, b1, w2, b2 = (np.array(values[k], np.float64) for k in ("hidden.weight", "hidden.bias", "out.weight",
+                                                                  "out.bias"))
+    x, y = RESTORE_X.astype(np.float64), RESTORE_Y.astype(np.float64)
+    for _ in range(steps):
+        z = x @ w1.T + b1
+        h = np.maximum(z, 0)
+        err = h @ w2.T + b2 - y
+        g_out = 2 * err / err.size
+        g_w2, g_b2 = g_out.T @ h, g_out.sum(axis=0)
+        g_z = (g_out @ w2) * (z > 0)
+        g_w1, g_b1 = g_z.T @ x, g_z.sum(axis=0)
+        w1, b1, w2, b2 = w1 - lr * g_w1, b1 - lr * g_b1, w2 - lr * g_w2, b2 - lr * g_b2
+    return {"hidden.weight": w1, "hidden.bias": b1, "out.weight": w2, "out.bias": b2}
+
+
+def _check_restore(restore):
     import mindspore as ms
     from mindspore import Tensor, nn
 
-    x = np.linspace(0, 1, 20, dtype=np.float32).reshape(-1, 1)
-    y = (3 * x - 1).astype(np.float32)
     mode = ms.get_context("mode")
     ms.set_context(mode=ms.PYNATIVE_MODE)  # the trap exists in PyNative, the course's default mode
     try:
-        net = nn.Cell()  # the same layout as MinimalNet: a single Dense(1, 1) called `dense`
-        net.dense = nn.Dense(1, 1, weight_init="zeros", bias_init="zeros")
+        net = nn.Cell()  # a 2-4-1 ReLU net whose parameters are named hidden.weight ... out.bias
+        net.hidden, net.relu = nn.Dense(2, 4), nn.ReLU()
+        net.out = nn.Dense(4, 1)
         optimizer = nn.SGD(net.trainable_params(), learning_rate=0.1)
         loss_fn = nn.MSELoss()
-        grad_fn = ms.value_and_grad(lambda xb, yb: loss_fn(net.dense(xb), yb), None, optimizer.parameters)
+        grad_fn = ms.value_and_grad(lambda xb, yb: loss_fn(net.out(net.relu(net.hidden(xb))), yb), None,
+                                    optimizer.parameters)
 
         def train_and_read(steps):
             for _ in range(steps):
-                optimizer(grad_fn(Tensor(x), Tensor(y))[1])
-            return float(net.dense.weight.asnumpy().ravel()[0]), float(net.dense.bias.asnumpy().ravel()[0])
+                optimizer(grad_fn(Tensor(RESTORE_X), Tensor(RESTORE_Y))[1])
+            return {p.name: p.asnumpy().astype(np.float64) for p in net.trainable_params()}
 
         train_and_read(3)  # the optimizer has stepped: the trap is armed
+        values = _restore_values()
         try:
-            reset_parameters(net, 0.5, -0.25)
+            restore(net, {name: value.copy() for name, value in values.items()})
             got = train_and_read(0)
-            if not close(got, (0.5, -0.25), rtol=1e-5, atol=1e-8):
-                raise Incorrect(t("after reset_parameters(net, 0.5, -0.25) the weight and bias are {got}, expected "
-                                  "(0.5, -0.25)", got=got))
+            for name, value in values.items():
+                if got[name].shape != value.shape or not np.allclose(got[name], value, rtol=1e-6, atol=1e-7):
+                    raise Incorrect(t("after restore(net, values), {name} is not values[{name!r}] (the check reads"
+                                      " every Parameter of net.trainable_params() by its name)", name=name))
             after = train_and_read(3)
         except (RuntimeError, TypeError, ValueError) as error:
             if "C++ Call Stack" not in str(error):  # not MindSpore's: the verdict shows it with its line
                 raise
-            raise Incorrect(t("after reset_parameters(net, 0.5, -0.25) MindSpore raised {error}: {message} "
-                              "(net.dense.weight has shape (1, 1), net.dense.bias shape (1,))",
-                              error=type(error).__name__, message=brief_error(error))) from None
+            raise Incorrect(t("restore(net, values) made MindSpore raise {error}: {message} (the values are float64"
+                              " numpy arrays; each Parameter here is float32)", error=type(error).__name__,
+                              message=brief_error(error))) from None
     finally:
         ms.set_context(mode=mode)
-    if after == got:
+    if all(np.array_equal(after[name], got[name]) for name in got):
         raise Incorrect(t("the values were set, but the optimizer no longer moves them: that is the PyNative "
-                          "set_data trap. Use ops.assign(parameter, value) instead"))
-    ws, bs, _ = oracles.gradient_descent(x, y, 0.1, 3, w=0.5, b=-0.25)  # three steps from the reset values
-    expected = (float(ws[-1]), float(bs[-1]))
-    if not close(after, expected, rtol=1e-5, atol=1e-5):
-        raise Incorrect(t("training after the reset went to {after}, but gradient descent from (0.5, -0.25) gives "
-                          "{expected}", after=after, expected=expected))
+                          "set_data trap. Write into each Parameter instead"))
+    expected = _numpy_descent(values, 0.1, 3)
+    for name in expected:
+        if not np.allclose(after[name], expected[name], rtol=1e-4, atol=1e-5):
+            raise Incorrect(t("training after restore went elsewhere than gradient descent from the values: {name}"
+                              " differs (did every Parameter get its value, and only its own?)", name=name))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -231,10 +261,11 @@ set_data_after_steps = Prediction(
            lazy("the values do change: reading the parameters after set_data gives exactly the initial values. What "
                 "stops is the updating afterwards"))},
     answer="b")
-reset = FunctionExercise(_check_reset, signature="reset_parameters(net, weight, bias)", hints=[
-    lazy("set_data after the optimizer has stepped silently stops the updates (section 5): use the op that writes "
-         "into the Parameter"),
-    lazy("ops.assign(net.dense.weight, Tensor([[weight]], ms.float32)), and the same for the bias with shape (1,)"),
+restore = FunctionExercise(_check_restore, signature="restore(net, values)", hints=[
+    lazy("set_data after the optimizer has stepped silently stops the updates (section 5): write into each "
+         "Parameter with the op the fix names"),
+    lazy("for every Parameter of net.trainable_params(), its value is values[parameter.name]: make it a float32 "
+         "Tensor of the Parameter's shape first"),
 ])
 
 bind(globals())

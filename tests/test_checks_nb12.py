@@ -3,8 +3,9 @@
 import mindspore as ms
 import numpy as np
 import pytest
-from mindspore import nn
+from mindspore import nn, ops
 from mindspore.amp import FixedLossScaleManager, build_train_network
+from mindspore.train import Model
 from reference_solutions import reference
 
 from course_utils.checks import nb12
@@ -24,7 +25,7 @@ class MinimalNet(nn.Cell):  # the notebook's amp_nets.MinimalNet
 def _notebook():
     x, y = make_linear_data()
     return {"MinimalNet": MinimalNet, "loss_fn": nn.MSELoss(), "TINY": nb12.TINY, "X": ms.Tensor(x),
-            "Y": ms.Tensor(y), "build_train_network": build_train_network,
+            "Y": ms.Tensor(y), "build_train_network": build_train_network, "Model": Model,
             "FixedLossScaleManager": FixedLossScaleManager, "__name__": "notebook_12"}  # ms.grad wants a module
 
 
@@ -77,11 +78,11 @@ def test_the_value_checks_name_the_mistake(exercise, answer, text):
     _rejects(exercise, answer, text)
 
 
-# ---- 12.5 a loss-scaled train step ------------------------------------------------------------------
+# ---- 12.5 a loss-scaled train step with gradient clipping ---------------------------------------------
 def _step_factory(mistake=None):
-    """A make_scaled_step written here (PyNative, no jit), with one typical mistake or none."""
+    """A make_clipped_step written here (PyNative, no jit), with one typical mistake or none."""
 
-    def make_scaled_step(net, loss_fn, optimizer, loss_scaler):
+    def make_clipped_step(net, loss_fn, optimizer, loss_scaler, max_norm):
         def forward(data, label):
             loss = loss_fn(net(data), label)
             return loss if mistake == "no scale" else loss_scaler.scale(loss)
@@ -92,7 +93,16 @@ def _step_factory(mistake=None):
             loss, grads = grad_fn(data, label)
             finite = ms.amp.all_finite(grads)
             if finite or mistake == "no finite check":
-                optimizer(grads if mistake == "no unscale" else loss_scaler.unscale(grads))
+                if mistake == "clip first":
+                    grads = loss_scaler.unscale(ops.clip_by_global_norm(grads, max_norm))
+                elif mistake == "no unscale":
+                    grads = ops.clip_by_global_norm(grads, max_norm)
+                else:
+                    grads = loss_scaler.unscale(grads)
+                    if mistake != "no clip":
+                        grads = ops.clip_by_global_norm(grads, max_norm)
+                if mistake != "no update":
+                    optimizer(grads)
             if mistake != "no adjust":
                 loss_scaler.adjust(finite)
             if mistake == "only loss":
@@ -101,26 +111,33 @@ def _step_factory(mistake=None):
 
         return train_step
 
-    return make_scaled_step
+    return make_clipped_step
 
 
-def test_scaled_step_oracle_is_gradient_descent():
+def test_scaled_step_oracle_is_clipped_gradient_descent():
     x, y, w0 = (a.astype(np.float64) for a in nb12._scaled_step_data())
-    losses, w, b = nb12.scaled_step_oracle(steps=1)
     err = x @ w0.T - y
+    gw, gb = 2 * (x.T @ err).ravel() / len(x), 2 * err.mean()
+    norm = np.sqrt(np.sum(gw ** 2) + gb ** 2)
+    assert norm > nb12.STEP_CLIP  # the first step is clipped
+    losses, w, b = nb12.scaled_step_oracle(steps=1)
     assert np.isclose(losses[0], np.mean(err ** 2))
-    np.testing.assert_allclose(w, w0.ravel() - 0.05 * 2 * (x.T @ err).ravel() / len(x), rtol=1e-12)
+    np.testing.assert_allclose(w, w0.ravel() - 0.05 * gw * nb12.STEP_CLIP / norm, rtol=1e-12)
+    np.testing.assert_allclose(nb12.scaled_step_oracle(steps=1, max_norm=None)[1], w0.ravel() - 0.05 * gw, rtol=1e-12)
     # the reference solution's @ms.jit step cannot compile from exec'd text (no source file): an eager copy
     assert nb12.scaled_step.evaluate(_step_factory()).status == CORRECT
 
 
 @pytest.mark.parametrize("mistake, text", [
     ("no scale", "scale the loss with loss_scaler.scale"),
-    ("no unscale", "divide the gradients by the scale"),
+    ("no unscale", "still multiplied by the loss scale"),
     ("no finite check", "update (optimizer(grads)) only when the gradients are finite"),
     ("no adjust", "call loss_scaler.adjust(finite)"),
     ("scaled loss", "return loss_scaler.unscale(loss)"),
     ("only loss", "return the pair (loss, finite)"),
+    ("no clip", "did not clip"),
+    ("clip first", "unscale first, then clip"),
+    ("no update", "never changed"),
 ])
 def test_scaled_step_names_the_mistake(mistake, text):
     result = nb12.scaled_step.evaluate(_step_factory(mistake))
@@ -139,29 +156,43 @@ def test_scaled_step_names_the_mistake(mistake, text):
     ("train_step", "return the train_step function"),
 ])
 def test_scaled_step_is_not_fooled_by_constants_or_inputs(step, text):
-    _rejects(nb12.scaled_step, lambda net, loss_fn, optimizer, loss_scaler: step, text)
+    _rejects(nb12.scaled_step, lambda net, loss_fn, optimizer, loss_scaler, max_norm: step, text)
 
 
-# ---- 12.6 FixedLossScaleManager with the optimizer's loss_scale -----------------------------------
-def _train_cell(manager_scale=None, optimizer_scale=1.0, lr=0.01, level="O2", seed=0):
-    ms.set_seed(seed)
-    net = MinimalNet()
-    optimizer = nn.SGD(net.trainable_params(), learning_rate=lr, loss_scale=optimizer_scale)
-    manager = None if manager_scale is None else FixedLossScaleManager(manager_scale, drop_overflow_update=False)
-    return build_train_network(net, optimizer, nn.MSELoss(), level=level, loss_scale_manager=manager)
+# ---- 12.6 Model with FixedLossScaleManager and the optimizer's loss_scale -----------------------------
+def _maker(manager_scale=128.0, optimizer_scale=128.0, level="O2", lr_factor=1.0, own_net=False):
+    def make_model(net, lr):
+        if own_net:
+            net = MinimalNet()
+        optimizer = nn.SGD(net.trainable_params(), learning_rate=lr * lr_factor, loss_scale=optimizer_scale)
+        manager = None if manager_scale is None else FixedLossScaleManager(manager_scale, drop_overflow_update=False)
+        return Model(net, nn.MSELoss(), optimizer, amp_level=level, loss_scale_manager=manager)
+
+    return make_model
 
 
-def test_fixed_scale_fix_accepts_other_levels_and_seeds():
-    assert nb12.fixed_scale_fix.evaluate(_train_cell(128.0, 128.0, level="O3", seed=3))
+def test_model_oracle_is_gradient_descent():
+    x, y = (a.astype(np.float64).ravel() for a in nb12.model_data())
+    w, b = nb12.MODEL_START
+    for _ in range(nb12.MODEL_EPOCHS):
+        err = w * x + b - y
+        w, b = w - nb12.MODEL_LR * 2 * np.mean(err * x), b - nb12.MODEL_LR * 2 * np.mean(err)
+    np.testing.assert_allclose(nb12.model_oracle(), (w, b), rtol=1e-12)
+
+
+def test_fixed_scale_fix_accepts_o3():
+    assert nb12.fixed_scale_fix.evaluate(_maker(level="O3"))
 
 
 @pytest.mark.parametrize("make, text", [
-    (lambda: _train_cell(128.0), "make the two equal"),  # the trap: weights turn NaN
-    (lambda: _train_cell(128.0, 64.0), "not unscaled correctly"),  # gradients 2x too large
-    (lambda: _train_cell(), "scales the loss by 1"),  # loss_scale_manager=None: not what the exercise asks
-    (lambda: _train_cell(1024.0, 1024.0), "not 128"),
-    (lambda: _train_cell(128.0, 128.0, lr=2.0), "diverges"),
-    (lambda: nn.Dense(1, 1), "build_train_network"),
+    (_maker(optimizer_scale=1.0), "make the two equal"),  # the trap: the weights turn NaN
+    (_maker(optimizer_scale=64.0), "unscale the gradients exactly once"),  # gradients 2x too large
+    (_maker(manager_scale=None), "scales the loss by 1"),  # loss_scale_manager=None: not what the exercise asks
+    (_maker(1024.0, 1024.0), "not 128"),
+    (_maker(level="O0"), "amp_level"),
+    (_maker(lr_factor=2.0), "learning_rate=lr"),
+    (_maker(own_net=True), "net handed to make_model"),
+    (lambda net, lr: nn.Dense(1, 1), "return a mindspore.train.Model"),
 ])
 def test_fixed_scale_fix_names_the_mistake(make, text):
-    _rejects(nb12.fixed_scale_fix, make(), text)
+    _rejects(nb12.fixed_scale_fix, make, text)

@@ -214,24 +214,29 @@ def test_time_calls_rejects_bad_arguments(fn, repeat, error, text):
 
 # ---- 13.5 a learning-rate schedule compiled once ---------------------------------------------------
 def _schedule_trainer(mistake=None):
-    """train_with_schedule written here, with one typical mistake or none."""
+    """train_with_schedule with momentum written here, with one typical mistake or none."""
     from mindspore import ops
 
     def train_with_schedule(net, loss_fn, x, y, schedule):
         params = net.trainable_params()
+        velocities = [ms.Parameter(ops.zeros_like(p), name="v_" + p.name) for p in params]
 
         def forward(x, y):
             return loss_fn(net(x), y)
 
         grad_fn = ms.value_and_grad(forward, None, params)
 
-        def sgd_step(x, y, lr):
+        def momentum_step(x, y, lr):
             loss, grads = grad_fn(x, y)
-            for p, g in zip(params, grads):
-                ops.assign(p, p + lr * g if mistake == "ascent" else p - lr * g)
+            for p, v, g in zip(params, velocities, grads):
+                if mistake == "no momentum":
+                    ops.assign(p, p - lr * g)
+                    continue
+                ops.assign(v, 0.9 * v + g)
+                ops.assign(p, p + lr * v if mistake == "ascent" else p - lr * v)
             return loss
 
-        step = sgd_step if mistake == "eager" else ms.jit(sgd_step)
+        step = momentum_step if mistake == "eager" else ms.jit(momentum_step)
         losses = []
         for lr in schedule:
             if mistake == "float":
@@ -260,6 +265,7 @@ def test_schedule_train_accepts_the_reference():  # typed here, eager: exec'd te
     (_schedule_trainer("float"), "pass Tensor(lr, ms.float32)"),  # recompiles for every value
     (_schedule_trainer("eager"), "decorate it with @ms.jit"),  # never compiled
     (_schedule_trainer("ascent"), "the loss before step 1 should be"),
+    (_schedule_trainer("no momentum"), "plain gradient descent"),
     (_schedule_trainer("first lr"), "the loss before step 2 should be"),
     (_schedule_trainer("no return"), "train_with_schedule(...) returned None"),
     (lambda net, loss_fn, x, y, schedule: schedule, "the loss before step 0 should be"),  # echoes its input

@@ -1,4 +1,4 @@
-"""Exercises of notebook 12 (automatic mixed precision): float16 rounding, loss scales, a CPU trap.
+"""Exercises of notebook 12 (automatic mixed precision): float16 rounding, loss scales, clipping, a CPU trap.
 
 The oracles are numpy: float16 arithmetic with ``np.float16`` and gradient descent in float64.
 """
@@ -15,7 +15,6 @@ from course_utils.messages import lazy, t
 
 TINY = 2.0 ** -24  # the loss factor of the notebook's loss-scaling section
 FIXED_SCALE = 128.0  # the loss scale of exercise 12.6
-CHECK_STEPS = 20  # steps the checker of 12.6 trains the learner's cell for
 
 
 def _power_of_two(answer, what):
@@ -78,45 +77,90 @@ def _check_largest_scale(answer):
                           log2=math.log2(scale)))
 
 
-def _check_fixed_scale_fix(answer):
-    """Train the learner's cell for CHECK_STEPS steps (this changes its weights) and compare with numpy."""
-    from mindspore import Tensor, nn
+class _CheckNet:  # built lazily: mindspore is imported only when a check runs
+    cls = None
 
-    if not isinstance(answer, nn.TrainOneStepCell):
-        raise Incorrect(t("expected the train cell that build_train_network returns, got {kind}; "
-                          "set answer = build_train_network(...)", kind=type(answer).__name__))
-    sens = float(answer.sens)
-    if sens != FIXED_SCALE:
-        raise Incorrect(t("this train cell scales the loss by {sens:g}, not {scale:g}: pass "
-                          "loss_scale_manager=FixedLossScaleManager({scale}, drop_overflow_update=False)", sens=sens,
-                          scale=FIXED_SCALE))
-    params = {p.name.rsplit(".", 1)[-1]: p for p in answer.weights}
-    if set(params) != {"weight", "bias"} or params["weight"].shape != (1, 1):
-        raise Incorrect(t("expected the train cell of MinimalNet (one weight of shape (1, 1) and one bias)"))
-    w0, b0 = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
-    lr = float(answer.optimizer.get_lr().asnumpy())
-    ws, bs, _ = oracles.gradient_descent(*make_linear_data(), lr, CHECK_STEPS, w=w0, b=b0)  # numpy, float64
-    w_ref, b_ref = float(ws[-1]), float(bs[-1])
-    if not (np.isfinite(w_ref) and np.isfinite(b_ref)) or abs(w_ref) > 100:
-        raise Incorrect(t("with lr = {lr:g} plain gradient descent itself diverges; use the article's lr = 0.01",
-                          lr=lr))
-    data, label = (Tensor(a) for a in make_linear_data())
-    for _ in range(CHECK_STEPS):
-        answer(data, label)
-    w, b = float(params["weight"].asnumpy().item()), float(params["bias"].asnumpy().item())
-    if not (np.isfinite(b) and close(w, w_ref, rtol=0, atol=1.0)):
+    @classmethod
+    def make(cls, w, b):
+        from mindspore import Tensor, nn
+
+        if cls.cls is None:
+            class CheckerNet(nn.Cell):
+                """The checker's own one-neuron net (not the notebook's MinimalNet)."""
+
+                def __init__(self, w, b):
+                    super().__init__()
+                    self.dense = nn.Dense(1, 1, weight_init=Tensor([[w]]), bias_init=Tensor([b]))
+
+                def construct(self, x):
+                    return self.dense(x)
+
+            cls.cls = CheckerNet
+        return cls.cls(w, b)
+
+
+MODEL_LR, MODEL_EPOCHS, MODEL_START = 0.05, 20, (0.3, -0.2)  # the checker's run of 12.6
+
+
+def model_data():
+    """The checker's own data for 12.6: 20 points of y = -1.5 x + 0.4, no noise (the lesson's: y = 2x + noise)."""
+    x = np.linspace(-1.0, 1.0, 20, dtype=np.float32).reshape(-1, 1)
+    return x, (-1.5 * x + 0.4).astype(np.float32)
+
+
+def model_oracle(lr=MODEL_LR, epochs=MODEL_EPOCHS):
+    """Float64 gradient descent from MODEL_START on model_data(): (w, b) after `epochs` full-batch steps."""
+    ws, bs, _ = oracles.gradient_descent(*model_data(), lr, epochs, w=MODEL_START[0], b=MODEL_START[1])
+    return float(ws[-1]), float(bs[-1])
+
+
+def _check_fixed_scale_fix(make_model):
+    """Build the learner's Model on a net of the checker's own, train it on the checker's data, compare with numpy."""
+    import mindspore as ms
+    import mindspore.dataset as ds
+    from mindspore import Tensor
+    from mindspore.train import Model
+
+    net = _CheckNet.make(*MODEL_START)
+    model = fixed_scale_fix.call(make_model, net, MODEL_LR)
+    if not isinstance(model, Model):
+        raise Incorrect(t("make_model(net, lr) returned {model}; return a mindspore.train.Model", model=shown(model)))
+    sens = getattr(model.train_network, "sens", None)
+    if sens is None:
+        raise Incorrect(t("this Model has no train cell: give it the loss, the optimizer and amp_level"))
+    if float(sens) != FIXED_SCALE:
+        raise Incorrect(t("this Model's train cell scales the loss by {sens:g}, not {scale:g}: pass "
+                          "loss_scale_manager=FixedLossScaleManager({scale}, drop_overflow_update=False)",
+                          sens=float(sens), scale=FIXED_SCALE))
+    if not any(p is net.dense.weight for p in model.train_network.get_parameters()):
+        raise Incorrect(t("this Model does not train the net handed to make_model: build it on that net and on an "
+                          "optimizer of its parameters"))
+    x, y = model_data()
+    if net(Tensor(x)).dtype != ms.float16:
+        raise Incorrect(t("the net still computes in float32: pass amp_level=\"O2\" to Model"))
+    dataset = ds.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False).batch(len(x))
+    model.train(MODEL_EPOCHS, dataset)
+    w, b = float(net.dense.weight.asnumpy().item()), float(net.dense.bias.asnumpy().item())
+    w_ref, b_ref = model_oracle()
+    if (w, b) == MODEL_START:
+        raise Incorrect(t("the weights of the net handed to make_model never changed: build the Model on that net "
+                          "and on an optimizer of its parameters"))
+    opt_scale = float(getattr(model.train_network.optimizer, "loss_scale", 1.0))
+    if not (np.isfinite(w) and np.isfinite(b) and close(w, w_ref, rtol=0, atol=0.5)):
         raise Incorrect(t("after {steps} steps w = {w:.4g}, b = {b:.4g} (plain gradient descent: w = {w_ref:.4f}). "
                           "The gradients reach the optimizer multiplied by {sens:g}, and the optimizer divides them "
-                          "by its own loss_scale, which is {opt_scale:g}: make the two equal", steps=CHECK_STEPS,
-                          w=w, b=b, w_ref=w_ref, sens=sens, opt_scale=float(answer.optimizer.loss_scale)))
+                          "by its own loss_scale, which is {opt_scale:g}: make the two equal", steps=MODEL_EPOCHS,
+                          w=w, b=b, w_ref=w_ref, sens=FIXED_SCALE, opt_scale=opt_scale))
     if not close([w, b], [w_ref, b_ref], rtol=0, atol=2e-3):
         raise Incorrect(t("after {steps} steps w = {w:.5f}, b = {b:.5f}, but plain gradient descent from the same "
-                          "start gives w = {w_ref:.5f}, b = {b_ref:.5f}: the gradients are not unscaled correctly",
-                          steps=CHECK_STEPS, w=w, b=b, w_ref=w_ref, b_ref=b_ref))
+                          "start gives w = {w_ref:.5f}, b = {b_ref:.5f}: use nn.SGD with learning_rate=lr, and "
+                          "unscale the gradients exactly once", steps=MODEL_EPOCHS, w=w, b=b, w_ref=w_ref,
+                          b_ref=b_ref))
 
 
-# ---- 12.5 a loss-scaled train step -------------------------------------------------------------------
-STEP_LR, STEP_SCALE, STEP_STEPS = 0.05, 2.0 ** 12, 5  # part 2 of the 12.5 check
+# ---- 12.5 a loss-scaled train step with gradient clipping -----------------------------------------
+STEP_LR, STEP_SCALE, STEP_STEPS, STEP_CLIP = 0.05, 2.0 ** 12, 5, 1.0  # part 2 of the 12.5 check
+NO_CLIP = 100.0  # part 1: a max_norm that never clips
 
 
 def _scaled_step_data():
@@ -128,15 +172,24 @@ def _scaled_step_data():
     return x, y, w0
 
 
-def scaled_step_oracle(steps=STEP_STEPS, lr=STEP_LR):
-    """Float64 gradient descent on the MSE of the checker's data: (losses before each step, w, b)."""
+def scaled_step_oracle(steps=STEP_STEPS, lr=STEP_LR, max_norm=STEP_CLIP, clip_scaled_by=None):
+    """Float64 gradient descent with clipping by global norm on the MSE of the checker's data.
+
+    Returns (losses before each step, w, b). ``max_norm=None``: no clipping; ``clip_scaled_by=S``: the mistake of
+    clipping the gradients while they are still multiplied by S."""
     x, y, w0 = _scaled_step_data()
     x, y, w, b = x.astype(np.float64), y.astype(np.float64), w0.astype(np.float64).T, 0.0
     losses = []
     for _ in range(steps):
         err = x @ w + b - y
         losses.append(float(np.mean(err ** 2)))
-        w, b = w - lr * 2 * x.T @ err / len(x), b - lr * 2 * float(np.mean(err))
+        gw, gb = 2 * x.T @ err / len(x), 2 * float(np.mean(err))
+        if max_norm is not None:
+            scale = clip_scaled_by or 1.0
+            norm = scale * math.sqrt(float(np.sum(gw ** 2)) + gb ** 2)
+            factor = max_norm / max(norm, max_norm)
+            gw, gb = gw * factor, gb * factor
+        w, b = w - lr * gw, b - lr * gb
     return np.array(losses), w.ravel(), b
 
 
@@ -165,9 +218,10 @@ def _check_scaled_step(answer):
     # the backward pass is 4 times the scale, a power of two, so overflow happens exactly when 4 * S >= 2**128.
     net = nn.Dense(1, 1, weight_init=Tensor([[0.0]], ms.float32), bias_init="zeros")
     scaler = ms.amp.DynamicLossScaler(2.0 ** 127, 2, 50)
-    step = scaled_step.call(answer, net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.25), scaler)
+    step = scaled_step.call(answer, net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=0.25), scaler,
+                            NO_CLIP)
     if not callable(step):
-        raise Incorrect(t("make_scaled_step(...) returned {step}; return the train_step function", step=shown(step)))
+        raise Incorrect(t("make_clipped_step(...) returned {step}; return the train_step function", step=shown(step)))
     data, label = Tensor([[1.0]], ms.float32), Tensor([[-2.0]], ms.float32)
     # (finite, w after the step, log2 of the scale after the step): skip, skip, then one exact step
     expected = [(False, 0.0, 126), (False, 0.0, 125), (True, -1.0, 125), (True, -1.0, 125)]
@@ -187,6 +241,13 @@ def _check_scaled_step(answer):
             raise Incorrect(t("step {number} overflowed, but your step changed the weights to w = {w:.4g}, "
                               "b = {b:.4g}: update (optimizer(grads)) only when the gradients are finite", number=k,
                               w=w, b=b))
+        if want_finite and not (np.isfinite(w) and np.isfinite(b)):
+            raise Incorrect(t("after step {number}, the first with finite gradients, w = {w:.4g}: the norm of the "
+                              "gradients overflowed because they were still multiplied by the loss scale: unscale "
+                              "first, then clip", number=k, w=w))
+        if want_finite and (w, b) == (0.0, 0.0):
+            raise Incorrect(t("the weights of the net handed to make_clipped_step never changed: call optimizer(grads) "
+                              "when the gradients are finite"))
         if want_finite and scale == 2.0 ** 125 and (w, b) != (want_w, want_w):
             raise Incorrect(t("after step {number}, the first with finite gradients, w = {w:.6g}, b = {b:.6g}; "
                               "expected {want:g} for both: divide the gradients by the scale "
@@ -195,12 +256,13 @@ def _check_scaled_step(answer):
             raise Incorrect(t("after step {number} the scaler's scale is 2**{log2:g}, expected 2**{want_log2}: "
                               "call loss_scaler.adjust(finite) at every step, so that it halves the scale after an "
                               "overflow", number=k, log2=math.log2(scale), want_log2=want_log2))
-    # Part 2: a static scale on the checker's own data; the trajectory must be plain gradient descent.
+    # Part 2: a static scale on the checker's own data, gradients clipped: gradient descent with clipping.
     x, y, w0 = _scaled_step_data()
     net = nn.Dense(3, 1, weight_init=Tensor(w0), bias_init="zeros")
     step = scaled_step.call(answer, net, nn.MSELoss(), nn.SGD(net.trainable_params(), learning_rate=STEP_LR),
-                            ms.amp.StaticLossScaler(STEP_SCALE))
+                            ms.amp.StaticLossScaler(STEP_SCALE), STEP_CLIP)
     want_losses, want_w, want_b = scaled_step_oracle()
+    losses = []
     for k, want_loss in enumerate(want_losses, 1):
         loss, _ = _call_step(step, Tensor(x), Tensor(y), k)
         loss = number(loss, t("the loss your step returned at step {number}", number=k))
@@ -208,13 +270,27 @@ def _check_scaled_step(answer):
             raise Incorrect(t("at step {number} your step returned the loss {loss:.6g}, expected {want:.6g} (that "
                               "is {ratio:.0f} times the loss: return loss_scaler.unscale(loss))", number=k,
                               loss=loss, want=want_loss, ratio=loss / want_loss))
+        losses.append(loss)
+    w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
+    if close([w, b], [w0.ravel().astype(np.float64), 0.0], rtol=0, atol=1e-9):
+        raise Incorrect(t("the weights of the net handed to make_clipped_step never changed: call optimizer(grads) "
+                          "when the gradients are finite"))
+    mistakes = [(scaled_step_oracle(max_norm=None), t("your step did not clip: these are the weights of plain gradient "
+                                                      "descent. Clip with ops.clip_by_global_norm(grads, max_norm)")),
+                (scaled_step_oracle(clip_scaled_by=STEP_SCALE),
+                 t("your step clipped the gradients while they were still multiplied by the loss scale, so every step "
+                   "is about {scale:g} times too small: unscale first, then clip", scale=STEP_SCALE))]
+    for (_, mistake_w, mistake_b), message in mistakes:
+        if close([w, b], [mistake_w, mistake_b], rtol=1e-4, atol=1e-5):
+            raise Incorrect(message)
+    for k, (loss, want_loss) in enumerate(zip(losses, want_losses), 1):
         if not close(loss, want_loss, rtol=1e-4, atol=0):
             raise Incorrect(t("at step {number} your step returned the loss {loss:.6g}, expected {want:.6g}",
                               number=k, loss=loss, want=want_loss))
-    w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
     if not close([w, b], [want_w, want_b], rtol=1e-4, atol=1e-5):
-        raise Incorrect(t("with StaticLossScaler({scale:g}) on 3 features, after {steps} steps w = {w}, b = {b:.5f}; "
-                          "plain gradient descent gives w = {want_w}, b = {want_b:.5f}", scale=STEP_SCALE,
+        raise Incorrect(t("with StaticLossScaler({scale:g}) and max_norm = {clip:g} on 3 features, after {steps} steps "
+                          "w = {w}, b = {b:.5f}; gradient descent with the gradients clipped to a global norm of "
+                          "{clip:g} gives w = {want_w}, b = {want_b:.5f}", scale=STEP_SCALE, clip=STEP_CLIP,
                           steps=STEP_STEPS, w=np.round(w, 5).tolist(), b=b, want_w=np.round(want_w, 5).tolist(),
                           want_b=want_b))
 
@@ -257,17 +333,17 @@ largest_scale = Exercise(_check_largest_scale, hints=[
     lazy("the scale multiplies the gradients in float16; the largest safe one keeps every scaled gradient finite"),
     lazy("compute the two float32 gradients, then try S = 2.0 ** k for growing k until float16(S * g) is inf"),
 ])
-scaled_step = FunctionExercise(_check_scaled_step, signature="make_scaled_step(net, loss_fn, optimizer, loss_scaler)",
-                               hints=[
-    lazy("five things happen in a loss-scaled step: scale the loss, differentiate, check the gradients, unscale "
-         "and update only if they are finite, adjust the scale"),
-    lazy("forward returns loss_scaler.scale(loss_fn(net(data), label)); grad_fn = ms.value_and_grad(forward, None, "
-         "optimizer.parameters); in train_step: finite = ms.amp.all_finite(grads), then `if finite:` unscale the "
-         "gradients and call optimizer(grads); always loss_scaler.adjust(finite); return (unscaled loss, finite)"),
-])
-fixed_scale_fix = Exercise(_check_fixed_scale_fix, hints=[
-    lazy("with a fixed loss scale, something must divide the gradients by it again before the update"),
-    lazy("nn.SGD(..., loss_scale=...) divides the gradients by loss_scale before the update"),
+scaled_step = FunctionExercise(
+    _check_scaled_step, signature="make_clipped_step(net, loss_fn, optimizer, loss_scaler, max_norm)", hints=[
+        lazy("start from the five steps of train_scaled in section 4; the clipping is one more line among them"),
+        lazy("the norm you want to bound is the norm of the gradients the optimizer will use: where in the step "
+             "do the gradients become those?"),
+    ])
+fixed_scale_fix = FunctionExercise(_check_fixed_scale_fix, signature="make_model(net, lr)", hints=[
+    lazy("Model takes the network, the loss, the optimizer, amp_level and loss_scale_manager, like "
+         "build_train_network"),
+    lazy("with a fixed loss scale the gradients reach the optimizer multiplied by it: read the loss_scale "
+         "argument in the optimizer's documentation above"),
 ])
 
 bind(globals())

@@ -84,8 +84,9 @@ def _check_compiles(answer):
                           "measures it)", answer=shown(answer, with_type=False)))
 
 
-# ---- 13.5 a schedule that compiles once -------------------------------------------------------------
+# ---- 13.5 a schedule with momentum that compiles once ----------------------------------------------
 SCHEDULE = [0.4 * 0.7 ** k for k in range(6)]  # the checker's decaying learning rates (the lesson's: 0.5 * 0.8**k)
+MOMENTUM = 0.9  # v <- MOMENTUM * v + g, p <- p - lr * v (the lesson's step has no momentum)
 _traces = []
 
 
@@ -98,15 +99,19 @@ def _schedule_data():
     return x, y, w0
 
 
-def schedule_oracle(schedule=None):
-    """Float64 gradient descent with one learning rate per step: (loss before each step, w, b)."""
+def schedule_oracle(schedule=None, momentum=MOMENTUM):
+    """Float64 gradient descent with momentum, one learning rate per step: (loss before each step, w, b).
+
+    ``momentum=0`` is plain gradient descent (the mistake of dropping the velocity)."""
     x, y, w0 = _schedule_data()
     x, y, w, b = x.astype(np.float64), y.astype(np.float64), w0.astype(np.float64).T, 0.0
+    vw, vb = np.zeros_like(w), 0.0
     losses = []
     for lr in SCHEDULE if schedule is None else schedule:
         err = x @ w + b - y
         losses.append(float(np.mean(err ** 2)))
-        w, b = w - lr * 2 * x.T @ err / len(x), b - lr * 2 * float(np.mean(err))
+        vw, vb = momentum * vw + 2 * x.T @ err / len(x), momentum * vb + 2 * float(np.mean(err))
+        w, b = w - lr * vw, b - lr * vb
     return np.array(losses), w.ravel(), b
 
 
@@ -142,17 +147,22 @@ def _check_schedule_train(answer):
         raise Incorrect(t("train_with_schedule returned {losses}; return the list of the {n} losses, one per "
                           "learning rate", losses=shown(losses), n=len(SCHEDULE)))
     want_losses, want_w, want_b = schedule_oracle()
-    for k, (got, want) in enumerate(zip(losses, want_losses)):
-        value = number(got, t("loss {k}", k=k))
+    values = [number(got, t("loss {k}", k=k)) for k, got in enumerate(losses)]
+    if close(values, schedule_oracle(momentum=0.0)[0], rtol=1e-4, atol=1e-7):
+        raise Incorrect(t("these are the losses of plain gradient descent: keep one velocity per parameter, "
+                          "v = {momentum:g} * v + g, alive from one step to the next (a Parameter), and step "
+                          "p - lr * v", momentum=MOMENTUM))
+    for k, (value, want) in enumerate(zip(values, want_losses)):
         if not close(value, want, rtol=1e-4, atol=1e-7):
             raise Incorrect(t("with the learning rates {rates}, the loss before step {k} should be {want:.6f}, got "
-                              "{value:.6f}: one SGD step per learning rate, p - lr * g for every parameter",
-                              rates=[round(lr, 4) for lr in SCHEDULE], k=k, want=want, value=value))
+                              "{value:.6f}: per learning rate one step, v = {momentum:g} * v + g, then p - lr * v",
+                              rates=[round(lr, 4) for lr in SCHEDULE], k=k, want=want, value=value,
+                              momentum=MOMENTUM))
     w, b = net.weight.asnumpy().astype(np.float64).ravel(), float(net.bias.asnumpy().item())
     if not close([w, b], [want_w, want_b], rtol=1e-4, atol=1e-6):
-        raise Incorrect(t("after the schedule w = {w}, b = {b:.5f}; plain gradient descent gives w = {want_w}, "
-                          "b = {want_b:.5f}: update the net's own parameters", w=np.round(w, 5).tolist(), b=b,
-                          want_w=np.round(want_w, 5).tolist(), want_b=want_b))
+        raise Incorrect(t("after the schedule w = {w}, b = {b:.5f}; gradient descent with momentum gives "
+                          "w = {want_w}, b = {want_b:.5f}: update the net's own parameters",
+                          w=np.round(w, 5).tolist(), b=b, want_w=np.round(want_w, 5).tolist(), want_b=want_b))
     if traces == 0:
         raise Incorrect(t("the loss function you were given was never called: compute the loss with "
                           "loss_fn(net(x), y)"))
@@ -240,11 +250,11 @@ compiles = Exercise(_check_compiles, hints=[
 ])
 schedule_train = FunctionExercise(_check_schedule_train, signature="train_with_schedule(net, loss_fn, x, y, schedule)",
                                   hints=[
-    lazy("start from make_sgd_step above: the same step, and a loop that calls it once per learning rate"),
+    lazy("the velocities must survive from one compiled step to the next: where does a compiled step keep state?"),
+    lazy("make one Parameter of zeros per parameter before the loop; in the step, assign the new velocity first, "
+         "then step the parameter with it"),
     lazy("the step must be compiled (@ms.jit), and the argument that changes at every call must not be a Python "
          "float"),
-    lazy("in the loop: losses.append(sgd_step(x, y, Tensor(lr, ms.float32))); the step's body is "
-         "loss, grads = grad_fn(x, y), then ops.assign(p, p - lr * g) for each parameter and its gradient"),
 ])
 graph_act = FunctionExercise(_check_graph_act, signature="WithAct(use_relu)", cls=True, hints=[
     lazy("read MindSpore's message: it names what graph mode cannot parse"),

@@ -29,34 +29,38 @@ nb12.largest_scale.check(answer)
 
 
 # %% scaled_step
-def make_scaled_step(net, loss_fn, optimizer, loss_scaler):
+def make_clipped_step(net, loss_fn, optimizer, loss_scaler, max_norm):
     def forward(data, label):
-        return loss_scaler.scale(loss_fn(net(data), label))  # scale the loss before the backward pass
+        return loss_scaler.scale(loss_fn(net(data), label))
 
     grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
 
     @ms.jit
     def train_step(data, label):
         loss, grads = grad_fn(data, label)
-        finite = ms.amp.all_finite(grads)  # did a scaled gradient overflow?
+        finite = ms.amp.all_finite(grads)  # checked on the scaled gradients
         if finite:
-            optimizer(loss_scaler.unscale(grads))  # unscale in float32, update only with finite gradients
+            grads = loss_scaler.unscale(grads)  # back to the true gradients first,
+            grads = ops.clip_by_global_norm(grads, max_norm)  # then bound their norm
+            optimizer(grads)
         loss_scaler.adjust(finite)
         return loss_scaler.unscale(loss), finite
 
     return train_step
 
 
-answer = make_scaled_step
+answer = make_clipped_step
 
 nb12.scaled_step.check(answer)
 
 
 # %% fixed_scale_fix
-ms.set_seed(0)
-net_ex = MinimalNet()
-optimizer_ex = nn.SGD(net_ex.trainable_params(), learning_rate=0.01, loss_scale=128.0)  # the same scale
-answer = build_train_network(net_ex, optimizer_ex, loss_fn, level="O2",
-                             loss_scale_manager=FixedLossScaleManager(128.0, drop_overflow_update=False))
+def make_model(net, lr):
+    optimizer = nn.SGD(net.trainable_params(), learning_rate=lr, loss_scale=128.0)  # divides by the same 128
+    return Model(net, nn.MSELoss(), optimizer, amp_level="O2",
+                 loss_scale_manager=FixedLossScaleManager(128.0, drop_overflow_update=False))
+
+
+answer = make_model
 
 nb12.fixed_scale_fix.check(answer)

@@ -20,6 +20,7 @@ nb13.compiles.check(answer)
 # %% schedule_train
 def train_with_schedule(net, loss_fn, x, y, schedule):
     params = net.trainable_params()
+    velocities = [ms.Parameter(ops.zeros_like(p), name="velocity_" + p.name) for p in params]  # state between steps
 
     def forward(x, y):
         return loss_fn(net(x), y)
@@ -27,16 +28,14 @@ def train_with_schedule(net, loss_fn, x, y, schedule):
     grad_fn = ms.value_and_grad(forward, None, params)
 
     @ms.jit
-    def sgd_step(x, y, lr):
+    def momentum_step(x, y, lr):
         loss, grads = grad_fn(x, y)
-        for p, g in zip(params, grads):
-            ops.assign(p, p - lr * g)
+        for p, v, g in zip(params, velocities, grads):
+            ops.assign(v, 0.9 * v + g)
+            ops.assign(p, p - lr * v)
         return loss
 
-    losses = []
-    for lr in schedule:
-        losses.append(sgd_step(x, y, Tensor(lr, ms.float32)))  # a Tensor: one compile for every value
-    return losses
+    return [momentum_step(x, y, Tensor(lr, ms.float32)) for lr in schedule]  # a Tensor: one compile
 
 
 answer = train_with_schedule
@@ -45,14 +44,17 @@ nb13.schedule_train.check(answer)
 
 
 # %% graph_act
-class WithAct(nn.Cell):
+class WithAct(nn.Cell):  # the choice made in construct, not by a lambda in __init__
     def __init__(self, use_relu):
         super().__init__()
         self.dense = nn.Dense(1, 1)
-        self.act = nn.ReLU() if use_relu else nn.Identity()  # or an if statement with the lambda on its own line
+        self.use_relu = use_relu  # a Python bool: graph mode resolves the branch when it compiles
 
     def construct(self, x):
-        return self.act(self.dense(x))
+        out = self.dense(x)
+        if self.use_relu:
+            out = ops.relu(out)
+        return out
 
 
 answer = WithAct

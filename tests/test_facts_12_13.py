@@ -41,9 +41,10 @@ SCRIPT = textwrap.dedent('''
 
 
 @pytest.fixture(scope="module")
-def facts():
+def facts(tmp_path_factory):
+    # cwd: a failed graph compile writes rank_0/om/analyze_fail.ir into the working directory
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "GLOG_v": "3"})
+                         env={**os.environ, "GLOG_v": "3"}, cwd=tmp_path_factory.mktemp("facts_12_13"))
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -203,9 +203,9 @@ def test_a_first_pass_only_cell_runs_once(pytester):
 def test_an_answer_is_found_where_a_learner_could_copy_it():
     from two_pass import _spoilers
 
-    assert _spoilers(0.80734, "final loss 0.807 after 100 steps", digits=(3,)) == ["0.807"]
-    assert _spoilers(0.80734, "w = 0.8073, loss 10.807", digits=(3,)) == []  # digits inside other numbers
-    assert _spoilers(0.5004, "lr = 0.5", digits=(2, 3)) == []  # one digit: any learning rate someone typed
-    assert _spoilers(1.9497, "w ends at 1.95", digits=(2, 3)) == ["1.95"]  # 1.9 is not in 1.95
-    assert _spoilers(1.9497, "about 1.9 or so", digits=(2, 3)) == ["1.9"]
+    assert _spoilers(0.80734, "final loss 0.807 after 100 steps", precisions=(3,)) == ["0.807"]
+    assert _spoilers(0.80734, "w = 0.8073, loss 10.807", precisions=(3,)) == []  # digits inside other numbers
+    assert _spoilers(0.5004, "lr = 0.5", precisions=(2, 3)) == []  # one digit: any learning rate someone typed
+    assert _spoilers(1.9497, "w ends at 1.95", precisions=(2, 3)) == ["1.95"]  # 1.9 is not in 1.95
+    assert _spoilers(1.9497, "about 1.9 or so", precisions=(2, 3)) == ["1.9"]
     assert _spoilers(3.0, "3.0 everywhere") == []  # an integer answer cannot be told from chance

@@ -12,7 +12,6 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.exercises import (
-    NONE_HINT,
     FunctionExercise,
     Incorrect,
     Prediction,

@@ -94,12 +94,12 @@ def _stored_text(cells):
     return "\n".join(parts)
 
 
-def _spoilers(value, text, digits=(2, 3)):
+def _spoilers(value, text, precisions=(2, 3)):
     """How a non-integer numeric answer, to 2 or 3 significant digits, appears in ``text`` (empty: nowhere)."""
     if value != value or value in (float("inf"), float("-inf")) or float(value).is_integer():
         return []
     found = []
-    for digits in digits:
+    for digits in precisions:
         shown = f"{value:.{digits}g}"
         if "." not in shown and "e" not in shown:  # "4" for 4.01: too short to tell a copy from chance
             continue
@@ -131,7 +131,7 @@ class SolutionCell(IPyNbCell):
         if spoilers:
             self.raise_cell_error(f"the answer ({match.group(1)}) can be copied from above: the stored outputs "
                                   f"before the exercise show {' and '.join(spoilers)}")
-        spoilers = _spoilers(float(match.group(1)), self.elsewhere, digits=(3,)) if match else []
+        spoilers = _spoilers(float(match.group(1)), self.elsewhere, precisions=(3,)) if match else []
         if spoilers:
             self.raise_cell_error(f"the answer ({match.group(1)}) stands elsewhere: {' and '.join(spoilers)} is in"
                                   " this notebook's text or outputs below the exercise, or an earlier notebook's")

@@ -529,10 +529,12 @@ def _finished(page, name):
 
 
 # ---- the learning-rate lab, driven as a learner would -------------------------------------------------------
-IMAGE_DIGEST_JS = """async (img) => {
-  const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
+# The lab is drawn by the page (course_utils/lab/web/lab.js) on a <canvas>; "the figure changed" means the canvas
+# was redrawn (its draw counter) with other pixels (a digest of them).
+CANVAS_DIGEST_JS = """async (canvas) => {
+  const bytes = new TextEncoder().encode(canvas.toDataURL('image/png'));
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-  return {size: bytes.length, png: bytes[1] === 0x50 && bytes[2] === 0x4e && bytes[3] === 0x47,
+  return {drawn: Number(canvas.dataset.drawn || 0), width: canvas.width,
           sha256: Array.from(digest, b => b.toString(16).padStart(2, '0')).join('')};
 }"""
 
@@ -540,22 +542,20 @@ IMAGE_DIGEST_JS = """async (img) => {
 def _lab_view(page):
     lab = page.locator(".lr-lab")
     assert lab.count() == 1, f"expected one learning-rate lab on the page, found {lab.count()}"
-    status = lab.locator(".lr-lab-status")
-    img = lab.locator("img.lr-lab-figure").first  # ipywidgets.Image renders as an <img> carrying the class
-    return lab, status, img
+    return lab, lab.locator(".lr-lab-status"), lab.locator(".lr-lab-figure canvas").first
 
 
 def _read(page):
-    _, status, img = _lab_view(page)
+    _, status, canvas = _lab_view(page)
     text = status.inner_text().strip()
-    color = status.locator("span").first.evaluate("e => getComputedStyle(e).color") if text else ""
-    image = img.evaluate(IMAGE_DIGEST_JS) if img.get_attribute("src") else None
-    return {"status": text, "color": color, "image": image, "src": img.get_attribute("src")}
+    color = status.evaluate("e => getComputedStyle(e).color") if text else ""
+    image = canvas.evaluate(CANVAS_DIGEST_JS) if canvas.count() else None
+    return {"status": text, "color": color, "image": image}
 
 
 def _after(page, before, expect, what, settle, artifacts, shot):
     """Wait for the status to match ``expect`` (and not to say 'compiling'), let the kernel settle, then
-    check that the figure's PNG changed. Returns the new reading."""
+    check that the canvas was redrawn with other pixels. Returns the new reading."""
     def ready():
         now = _read(page)
         good = (re.search(expect, now["status"]) and "compiling" not in now["status"] and now["image"]
@@ -566,58 +566,65 @@ def _after(page, before, expect, what, settle, artifacts, shot):
     now = _read(page)
     page.screenshot(path=artifacts / f"{shot}.png")
     assert re.search(expect, now["status"]), f"{what}: status {now['status']!r} does not match {expect!r}"
-    assert now["image"]["png"] and now["image"]["size"] > 1000, f"{what}: the figure is not a PNG: {now['image']}"
+    assert now["image"]["width"] > 300, f"{what}: the canvas is not drawn: {now['image']}"
     assert now["image"]["sha256"] != before["image"]["sha256"], f"{what}: the figure did not change"
-    assert now["src"] != before["src"], f"{what}: the figure's src did not change"
     return now
 
 
-def _slider_to(page, fraction, name="slider"):
-    """Drag the lab's slider ``name`` (the learning rate's by default, log scale) with the mouse to
-    ``fraction`` of its track."""
+def _slider_to(page, fraction, name="slider", frames=None):
+    """Drag the lab's range input ``name`` (the learning rate's by default, log scale) with the mouse to
+    ``fraction`` of its track. With ``frames`` (a list the page's websocket appends sent frames to), check that
+    the drag itself sends the kernel nothing: only the release does."""
     lab, _, _ = _lab_view(page)
-    track = lab.locator(f".lr-lab-{name} .noUi-target, .lr-lab-{name} .noUi-base").first
-    handle = lab.locator(f".lr-lab-{name} .noUi-handle").first
-    handle.scroll_into_view_if_needed()
-    box, grip = track.bounding_box(), handle.bounding_box()
-    page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
+    slider = lab.locator(f"input.lr-lab-{name}").first
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    value, low, high = (float(slider.evaluate(f"e => e.{k}")) for k in ("value", "min", "max"))
+    y = box["y"] + box["height"] / 2
+    thumb = 8  # Chromium's range thumb is about 16 px wide: its centre runs from 8 px to width - 8 px
+    x_of = lambda f: box["x"] + thumb + f * (box["width"] - 2 * thumb)  # noqa: E731
+    page.mouse.move(x_of((value - low) / (high - low)), y)
     page.mouse.down()
-    target_x = box["x"] + fraction * box["width"]
-    page.mouse.move(target_x, grip["y"] + grip["height"] / 2, steps=12)
+    sent = len(frames) if frames is not None else 0
+    page.mouse.move(x_of(fraction), y, steps=12)
+    if frames is not None:
+        page.wait_for_timeout(300)
+        during = [f for f in frames[sent:] if '"custom"' in f]
+        assert not during, f"a drag sent {len(during)} message(s) to the kernel before the release: {during[:2]}"
     page.mouse.up()
 
 
 CRIMSON = "rgb(220, 20, 60)"  # the lab's alarm color for a diverging run
 VERDICT = r"converged|still learning|DIVERGED|DIVERGING|NO PROGRESS"
 LAYOUT_JS = """(lab) => {
-  const img = lab.querySelector('img.lr-lab-figure');
+  const canvas = lab.querySelector('.lr-lab-figure canvas');
   const box = e => e.getBoundingClientRect();
-  const cut = Array.from(lab.querySelectorAll('button, .widget-label, .widget-readout'))
-    .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
-    .map(e => (e.innerText || e.className).trim());
-  return {natural: [img.naturalWidth, img.naturalHeight], shown: [box(img).width, box(img).height],
-          labTop: box(lab).top, labRight: box(lab).right, imgBottom: box(img).bottom, imgRight: box(img).right,
-          window: [window.innerWidth, window.innerHeight], cut: cut,
-          sliderWidth: box(lab.querySelector('.lr-lab-slider .noUi-base, .lr-lab-slider .noUi-target')).width};
+  const cut = Array.from(lab.querySelectorAll('button, label, .lr-lab-status, .lr-lab-message, .lr-lab-challenge'))
+    .filter(e => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
+    .map(e => (e.innerText || e.className).trim().slice(0, 60));
+  return {pixels: [canvas.width, canvas.height], shown: [box(canvas).width, box(canvas).height],
+          labRight: box(lab).right, canvasBottom: box(canvas).bottom, canvasRight: box(canvas).right,
+          window: [window.innerWidth, window.innerHeight], cut: cut, dpr: window.devicePixelRatio,
+          sliderWidth: box(lab.querySelector('input.lr-lab-slider')).width};
 }"""
 
 
 def _check_layout(page, artifacts, shot):
-    """What a person sees at 1280x800: the picture keeps its aspect ratio, nothing is cut off, and the
-    controls and the figure fit the window once the lab is scrolled to its top."""
-    lab, _, img = _lab_view(page)
+    """What a person sees at 1280x800: the canvas is drawn at its shown size (sharp, not stretched), nothing is
+    cut off (a wrapped status line included), and the controls and the figure fit the window."""
+    lab, _, _ = _lab_view(page)
     lab.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(300)
     got = lab.evaluate(LAYOUT_JS)
     page.screenshot(path=artifacts / f"{shot}.png")
-    (nw, nh), (w, h) = got["natural"], got["shown"]
-    assert nw > 0 and abs(w / h - nw / nh) < 0.02 * nw / nh, \
-        f"the figure is stretched: {nw}x{nh} shown at {w:.0f}x{h:.0f}"
-    assert w >= 0.75 * nw, f"the figure is shrunk to unreadable: {nw}x{nh} shown at {w:.0f}x{h:.0f}"
+    (pw, ph), (w, h) = got["pixels"], got["shown"]
+    assert abs(pw - w * got["dpr"]) <= 2 and abs(ph - h * got["dpr"]) <= 2, \
+        f"the canvas is scaled (blurred): {pw}x{ph} pixels shown at {w:.0f}x{h:.0f}"
+    assert w >= 600, f"the figure is too small to read at 1280 px: {w:.0f} px wide"
     width, height = got["window"]
-    assert got["imgRight"] <= width and got["labRight"] <= width + 1, f"the lab is wider than the window: {got}"
-    assert got["imgBottom"] <= height, f"controls and figure do not fit {width}x{height} with the lab at the top: {got}"
-    assert not got["cut"], f"labels cut off: {got['cut']}"
+    assert got["canvasRight"] <= width and got["labRight"] <= width + 1, f"the lab is wider than the window: {got}"
+    assert got["canvasBottom"] <= height + 40, f"controls and figure do not fit {width}x{height}: {got}"
+    assert not got["cut"], f"text cut off: {got['cut']}"
     assert got["sliderWidth"] >= 400, f"the learning-rate slider is too short for 4 decades: {got['sliderWidth']}"
 
 
@@ -625,16 +632,17 @@ def _message(page):
     return page.locator(".lr-lab .lr-lab-message").first.inner_text().strip()
 
 
-def _exercise_lab(page, artifacts, prefix, settle):
+def _exercise_lab(page, artifacts, prefix, settle, frames=None):
     """Optimizer buttons, a mouse drag and keys on the slider, the typed box, β, snap and a preset; after each:
-    settled kernel, new figure, status. Then the layout a person sees at 1280x800."""
+    settled kernel, a redrawn canvas, the status. Then the layout a person sees at 1280x800."""
     page.set_viewport_size({"width": 1280, "height": 800})
     lab, _, _ = _lab_view(page)
     lab.scroll_into_view_if_needed()
     def has_run():
         reading = _read(page)
-        return reading if reading["image"] and re.search(VERDICT, reading["status"]) else None
-    _poll("the lab's first run (a verdict in the status line and a figure)", has_run, SETTLE_TIMEOUT)
+        return reading if reading["image"] and reading["image"]["drawn"] and re.search(VERDICT, reading["status"]) \
+            else None
+    _poll("the lab's first run (a verdict in the status line and a drawn figure)", has_run, SETTLE_TIMEOUT)
     settle()
     reading = _read(page)
     page.screenshot(path=artifacts / f"{prefix}-0-start.png")
@@ -650,11 +658,11 @@ def _exercise_lab(page, artifacts, prefix, settle):
     reading = _after(page, reading, r"^lr=\S+ SGD, \d+ steps: ", "switching to SGD", settle, artifacts,
                      f"{prefix}-2-sgd")
 
-    _slider_to(page, 0.25)  # log10(lr) from -3 to 1: a quarter of the way is about 0.01
+    _slider_to(page, 0.25, frames=frames)  # log10(lr) from -3 to 1: a quarter of the way is about 0.01
     reading = _after(page, reading, r"^lr=0\.0\d+ SGD, \d+ steps: (healthy|NO PROGRESS)",
                      "dragging the slider to a small learning rate", settle, artifacts, f"{prefix}-3-small-lr")
     assert reading["color"] != CRIMSON, f"a converging run is not shown as an alarm: {reading}"
-    box = lab.locator(".lr-lab-lr-text input").first
+    box = lab.locator("input.lr-lab-lr-text").first
     shown_lr = re.match(r"lr=(\S+) ", reading["status"]).group(1)
     assert box.input_value() == shown_lr, f"the typed box does not follow the slider: {box.input_value()!r}"
 
@@ -674,8 +682,8 @@ def _exercise_lab(page, artifacts, prefix, settle):
                      "typing 0.9 as the learning rate", settle, artifacts, f"{prefix}-4-typed-diverged")
     assert reading["color"] == CRIMSON, f"a diverging run is shown in crimson, got {reading['color']}"
 
-    handle = lab.locator(".lr-lab-slider .noUi-handle").first
-    handle.focus()
+    slider = lab.locator("input.lr-lab-slider").first
+    slider.focus()
     page.keyboard.press("End")  # the largest learning rate, 10
     reading = _after(page, reading, r"^lr=10 SGD, \d+ steps: DIVERGED at step \d+",
                      "pressing End on the slider", settle, artifacts, f"{prefix}-5-diverged")
@@ -746,6 +754,9 @@ def test_app_in_voila_shows_only_the_lab_and_stays_offline(voila_app, page, arti
 
 
 def _drive_app(voila_app, page, artifacts):
+    frames = []  # what the page sends the kernel: a drag must send nothing until its release
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: frames.append(
+        payload if isinstance(payload, str) else payload.decode("utf-8", "replace"))))
     page.goto(f"{voila_app['base']}/?token={voila_app['token']}", wait_until="domcontentloaded",
               timeout=START_TIMEOUT * 1000)
     page.locator(".lr-lab-status").wait_for(timeout=START_TIMEOUT * 1000)
@@ -763,12 +774,9 @@ def _drive_app(voila_app, page, artifacts):
             return same and "compiling" not in now["status"]
         _poll("the app to settle", still, SETTLE_TIMEOUT, interval=quiet)
 
-    _exercise_lab(page, artifacts, "app", settle=settle)
+    _exercise_lab(page, artifacts, "app", settle=settle, frames=frames)
     page.locator(".lr-lab-clear").first.click()
     _poll("clearing the earlier tries", lambda: "cleared" in _message(page), SETTLE_TIMEOUT)
-    icon = page.locator(".lr-lab-clear i.fa, .lr-lab-clear i[class*=fa-]").first
-    assert icon.count() and icon.evaluate("e => e.getBoundingClientRect().width") > 0, \
-        "the clear button's icon does not render (Font Awesome missing)"
 
 
 def test_app_command_is_valid():
@@ -814,7 +822,8 @@ def test_chinese_app_speaks_chinese_and_answers_the_slider(voila_app_zh, page, a
     page.goto(f"{voila_app_zh['base']}/?token={voila_app_zh['token']}", wait_until="domcontentloaded",
               timeout=START_TIMEOUT * 1000)
     page.locator(".lr-lab-status").wait_for(timeout=START_TIMEOUT * 1000)
-    _poll("the first try's status", lambda: CJK.search(_read(page)["status"]) and _read(page)["image"], SETTLE_TIMEOUT)
+    _poll("the first try's status", lambda: CJK.search(_read(page)["status"]) and _read(page)["image"]["drawn"],
+          SETTLE_TIMEOUT)
     body = page.inner_text("body")
     assert "学习率实验室" in body and "学习率" in page.locator(".lr-lab").inner_text(), body[:300]
     before = _read(page)
@@ -824,7 +833,9 @@ def test_chinese_app_speaks_chinese_and_answers_the_slider(voila_app_zh, page, a
                          and r["image"]["sha256"] != before["image"]["sha256"] else None)(_read(page)),
                 SETTLE_TIMEOUT)
     page.screenshot(path=artifacts / "app-zh-after-drag.png")
-    assert now["image"]["png"], now
+    assert now["image"]["width"] > 300, now
+    labels = page.locator(".lr-lab-figure canvas").first.get_attribute("aria-label") or ""
+    assert CJK.search(labels), f"the figure's description is not Chinese: {labels!r}"
     _check_layout(page, artifacts, "app-zh-layout")
     problems = page.watch.problems()
     assert not problems, "the Chinese app in Voila:\n" + "\n".join(problems)
@@ -871,8 +882,9 @@ SAVED_LAB = ('import os\n\nos.environ["GLOG_v"] = "3"\n\nfrom course_utils impor
 
 
 def test_a_saved_lab_reopens_as_its_picture(jupyterlab, page, artifacts):
-    """Issue 17: a learner runs the lab, saves, and opens the notebook again later (its kernel gone): make lab saves
-    widget state with the notebook, so the lab's last picture shows, not 'Error displaying widget: model not found'."""
+    """Issues 17 and 28: a learner runs the lab, saves, and opens the notebook again later (its kernel gone): make lab
+    saves widget state with the notebook, so the lab is drawn again from it, not 'Error displaying widget: model not
+    found'; and it says it is not live (its kernel never answers), its controls disabled."""
     name = "saved_lab.ipynb"
     nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "lab", "metadata": {}, "outputs": [],
                      "source": SAVED_LAB}],
@@ -882,7 +894,7 @@ def test_a_saved_lab_reopens_as_its_picture(jupyterlab, page, artifacts):
     try:
         _open_in_lab(page, jupyterlab, name)
         _menu(page, "Run", "Run All Cells")
-        _poll("the lab to show its first try", lambda: page.locator(".lr-lab img.lr-lab-figure").count()
+        _poll("the lab to show its first try", lambda: page.locator(".lr-lab .lr-lab-figure canvas").count()
               and _finished(page, name), START_TIMEOUT)
         _kernel_settled(page, name)
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save').then(() => true)")
@@ -893,11 +905,14 @@ def test_a_saved_lab_reopens_as_its_picture(jupyterlab, page, artifacts):
         page.watch.console.clear()  # tear-down noise of the closed notebook (see the stored-outputs test)
         page.evaluate(OPEN_JS, name)
         _wait_for_kernel(page, name)
-        shown = _poll("the reopened notebook's lab picture",
-                      lambda: page.locator(".jp-OutputArea-output img").count(), START_TIMEOUT)
+        shown = _poll("the reopened notebook's lab, drawn from its saved state and marked as not live",
+                      lambda: page.locator(".lr-lab.lr-lab-dead .lr-lab-figure canvas").count(), START_TIMEOUT)
         page.screenshot(path=artifacts / "saved-lab-reopened.png")
         broken = page.locator(".jp-OutputArea-output", has_text="Error displaying widget").count()
         assert shown and not broken, f"{broken} output(s) say 'Error displaying widget' after reopening"
+        lab = page.locator(".lr-lab").first
+        assert "not live" in lab.locator(".lr-lab-banner").inner_text(), "a reopened lab must say it is not live"
+        assert lab.locator("input.lr-lab-slider").is_disabled(), "a lab with no kernel must not look live"
         assert not page.watch.problems(), "\n".join(page.watch.problems())
     except BaseException:
         _screenshot_on_failure(page, artifacts / "saved-lab-failed.png")

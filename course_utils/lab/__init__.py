@@ -11,15 +11,19 @@ One concern per module, each readable on its own:
   (the same arithmetic in numpy, the speed reference);
 - ``verdicts``: ``describe_run``, in the words of the training-health report (``course_utils.diagnostics``);
 - ``inputs``: what a learner types, turned into a value and a message, never an error;
-- ``figure``: ``LabFigure`` (loss per step, path over the contours with the Hessian's eigenvectors,
-  the sweep with the stability bounds, the fitted line) and ``side_by_side`` for notebooks;
-- ``app``: ``LearningRateLab``, the widgets and what a move does.
+- ``payload``: what the page needs to draw a setting (the sweep and, per learning rate, what the lab says);
+- ``web/lab.js``: the lab drawn in the browser (loss per step, the path over the contours with the Hessian's
+  directions, the sweep with the stability bounds, the fitted line, faded earlier tries); ``web/host.js``: its
+  model where no kernel runs (the website, the classroom's page);
+- ``widget``: ``LabWidget``, the anywidget that carries lab.js into JupyterLab, Voila and VS Code;
+- ``app``: ``LearningRateLab``, the settings, tries, presets, the challenge and what a release does;
+- ``export``: the lab as a page with no kernel (sweeps for a grid of settings computed now);
+- ``figure``: ``LabFigure`` (the picture a saved notebook keeps) and ``side_by_side`` for notebooks.
 
-How a move stays fast (the engineering the lesson does not need): each setting (optimizer, beta, steps,
-start) is trained once for all 401 slider positions as one batch, so a move only picks a column, judges
-it (a few hundred microseconds) and draws it. The figure caches its background (axes, contours, the
-sweep) and the faded earlier tries as pixels, draws only the current try on top and encodes the PNG
-with fast compression. ``benchmarks/lab_update_speed.py`` measures a move against a redraw alone.
+How a move stays free: each setting (optimizer, beta, steps, start) is trained once for all 401 slider
+positions as one batch and sent to the page as one payload; the page draws every move of a drag from it
+and tells the kernel only where the learner let go (one action: pick the column, judge it, a millisecond).
+``benchmarks/lab_update_speed.py`` measures the page's time per move and the kernel's per release.
 """
 
 from course_utils.lab.app import CSS_PREFIX, PRESETS, LearningRateLab, Try, learning_rate_lab

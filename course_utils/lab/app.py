@@ -1,20 +1,22 @@
-"""The lab as a widget app: controls, the tries shown, and what a move does (look up, judge, draw).
+"""The lab's logic in the kernel: settings, tries, verdicts, presets, the challenge, and what it says.
 
 A setting (optimizer, beta, steps, start) is trained once for every learning rate of the slider (one
-batched run, cached); a slider move then only picks a column, judges it and draws it. A typed learning
-rate between slider positions is trained on its own. Nothing here raises at a learner: bad input is
-clamped or refused with a message, a failing trainer becomes a message.
+batched run, cached) and sent to the browser as one payload (``payload.py``); the browser draws every
+slider move from it (``web/lab.js``) and tells the kernel only what a learner settled on (a release, a
+button, a typed value). A typed learning rate between slider positions is trained on its own. Nothing
+here raises at a learner: bad input is clamped or refused with a message, a failing trainer becomes one.
 """
 
-import html
-import math
+import base64
+import itertools
 import os
 import time
 
 import numpy as np
 
 from course_utils._validate import require_choice, require_int, require_series
-from course_utils.lab.figure import DIVERGED_COLOR, LabFigure, color_for
+from course_utils.lab import payload as payloads
+from course_utils.lab.figure import LabFigure, color_for
 from course_utils.lab.inputs import (
     LR_RANGE,
     STEPS_RANGE,
@@ -24,7 +26,7 @@ from course_utils.lab.inputs import (
     validate_steps,
 )
 from course_utils.lab.trainers import LR_GRID, MOMENTUM, OPTIMIZERS, check_settings
-from course_utils.lab.verdicts import DIVERGED, DIVERGING, HEALTHY, NO_PROGRESS, describe_run, sweep_kinds
+from course_utils.lab.verdicts import DIVERGED, DIVERGING, HEALTHY, NO_PROGRESS, describe_run
 from course_utils.landscape import LossSurface
 from course_utils.messages import lazy, t
 
@@ -38,29 +40,66 @@ PRESET_TIPS = {"too small": lazy("a too small learning rate for this optimizer")
                "diverging": lazy("a diverging learning rate for this optimizer")}
 TRIES_ROWS = {DIVERGED: lazy("{run}: diverged"), DIVERGING: lazy("{run}: diverging"),  # a line of the tries list
               NO_PROGRESS: lazy("{run}: no progress"), HEALTHY: lazy("{run}: healthy")}  # per verdict kind
-COALESCE_SECONDS = 0.8  # slider moves this close together (arrow keys held down) make one try, not many
-CHALLENGE_EXCESS = 1e-6  # the challenge: the loss within 1e-6 of its minimum ...
-CHALLENGE_STEPS = 30  # ... within 30 steps
-CSS = f"""<style>
-.{CSS_PREFIX} .{CSS_PREFIX}-figure {{ width: 720px; max-width: 100%; height: auto; object-fit: contain; }}
-.{CSS_PREFIX} .{CSS_PREFIX}-tries {{ font-size: 12px; line-height: 1.25; }}
-</style>"""
+COALESCE_SECONDS = 0.8  # slider releases this close together (arrow keys held down) make one try, not many
+CHALLENGE_EXCESS, CHALLENGE_STEPS = payloads.CHALLENGE_EXCESS, payloads.CHALLENGE_STEPS
+
+
+LABEL_TEXTS = (
+    lazy("learning rate"), lazy("type lr, Enter"), lazy("type a learning rate and press Enter"), lazy("snap to best"),
+    lazy("the learning rate that converges in the fewest steps"), lazy("plain gradient descent (nn.SGD)"),
+    lazy("heavy-ball momentum (nn.Momentum) with β"), lazy("nn.Adam, defaults"), lazy("momentum β"), lazy("steps"),
+    lazy("presets:"), lazy("clear earlier tries"), lazy("Challenge:"), lazy("tries (newest last)"),
+    lazy("... and {hidden} earlier"), lazy("lr={lr:.4g} {optimizer}{beta}, {steps} steps: {text}"),
+    lazy("loss per step"), lazy("step"), lazy("loss (log scale)"), lazy("(w, b) path over the loss contours"),
+    lazy("weight w"), lazy("bias b"), lazy("sweep: {label}, {steps} steps"), lazy(" (no closed-form bound)"),
+    lazy("learning rate (log scale)"), lazy("final loss"), lazy("steps to converge"), lazy("zig-zag above 1/λmax"),
+    lazy("diverges above 2/λmax"), lazy("diverges above 2(1+β)/λmax"), lazy("the fitted line w·x + b"),
+    lazy("data"), lazy("best fit"), lazy("flat"), lazy("steep"), lazy("connecting to the kernel..."),
+    lazy("This lab is not live: its kernel is not running (a saved notebook). Run its cell to bring it back."),
+    # what host.js says where no kernel runs (the website, the classroom's page)
+    lazy("earlier tries cleared"), lazy("met by {label} at step {step}"),
+    lazy("Not yet: this try gets within {excess:.1e}."),
+    lazy("the loss within {excess:g} of its minimum in at most {steps} steps (any optimizer, β, lr)."),
+    lazy("could not load this setting: {error}"),
+    lazy("this page has no sweep for {setting}: it has {settings} (a live lab computes any setting: make lab)"),
+    lazy("not a learning rate: {text!r} (type a positive number such as 0.05)"),
+    lazy("{lr:.4g} is between the slider's positions: this page shows the nearest, {nearest:.4g} (a live lab "
+         "trains any value: make lab)"),
+    lazy("this page has sweeps for β = {betas} only: showing β = {beta:.2f} (a live lab computes any β: make lab)"),
+    lazy("the slider has {n} positions, 0 to {last}; got {index!r}"),
+    lazy("preset must be one of {presets} (got {name!r})"),
+    lazy("the page sent an action the lab does not know: {kind!r}"))
+
+
+def labels():
+    """Every text lab.js shows, in the learner's language (looked up when the lab is built)."""
+    texts = {str(text): t(text) for text in LABEL_TEXTS}
+    texts.update({name: t(PRESET_LABELS[name]) for name in PRESETS})
+    texts.update({f"tip:{name}": t(PRESET_TIPS[name]) for name in PRESETS})
+    texts.update({str(row): t(row) for row in TRIES_ROWS.values()})
+    return texts
 
 
 class Try:
-    """One try the figure shows: its run, its colour and its verdict, kept together."""
+    """One try the figure shows: its run, its colour and its verdict, kept together; ``key`` and ``index``:
+    the setting and slider position it came from (None for a typed learning rate between positions)."""
 
-    def __init__(self, run, color, verdict, source=""):
+    _ids = itertools.count(1)
+
+    def __init__(self, run, color, verdict, source="", key=None, index=None):
         self.run, self.color, self.verdict, self.source = run, color, verdict, source
+        self.key, self.index, self.id = key, index, next(Try._ids)
         self.time = time.monotonic()
 
 
 class LearningRateLab:
-    """The lab's state, widgets and update logic. ``trainer``: a MindSporeTrainer (or NumpyTrainer)."""
+    """The lab's state and logic; ``widget`` (a ``LabWidget``) shows it. ``trainer``: a MindSporeTrainer (or
+    NumpyTrainer). Python (a notebook, a test) drives it with ``set``, ``snap``, ``preset``, ``clear``,
+    ``submit_text``; the browser sends the same as actions (``handle``)."""
 
     def __init__(self, trainer, x, y, start=(0.0, 0.0), lr=0.1, optimizer="SGD", steps=100, momentum=MOMENTUM,
                  max_tries=40):
-        import ipywidgets as widgets
+        from course_utils.lab.widget import LabWidget
 
         for method in ("sweep", "train", "compile", "is_compiled"):
             if not callable(getattr(trainer, method, None)):
@@ -85,116 +124,99 @@ class LearningRateLab:
         self.tries = []  # Try objects, oldest first; the last one is the current try
         self._count = 0
         self._sweeps = {}  # (optimizer, beta, start) -> the longest sweep trained for that setting
+        self._payloads = {}  # setting key -> its payload (bytes), made once
         self.sweep = None
         self.timings = {}
         self.challenge_met = None  # the try that met the challenge first
-        self._lr = lr
-        self._muted = False
+        self._lr, self._optimizer, self._steps, self._momentum = float(lr), optimizer, int(steps), float(momentum)
         self._clock = time.monotonic
-        self.figure = LabFigure(self.surface, steps=steps)
-        self._build_widgets(widgets, lr, optimizer, steps, momentum)
+        self.figure = None  # the stored picture's LabFigure, made when the lab is first shown
+        self.widget = LabWidget(surface=payloads.surface_info(self.surface), labels=labels(),
+                                steps_options=list(range(STEPS_RANGE[0], STEPS_RANGE[1] + 1, 10)))
+        self.widget.on_msg(self._on_msg)
+        self._sync_state()
         self._set_status(self._status_line(t("waiting for the first run")))
 
-    # ---- the widgets ---------------------------------------------------------------------------------
-    def _build_widgets(self, widgets, lr, optimizer, steps, momentum):
-        """Every text a learner reads is looked up here, when the lab is built (after the notebook set
-        COURSE_LANG). The optimizer buttons keep MindSpore's class names; the figure's text stays English."""
-        Layout = widgets.Layout
-        self.lr_slider = widgets.FloatLogSlider(
-            value=lr, base=10, min=math.log10(LR_RANGE[0]), max=math.log10(LR_RANGE[1]), step=0.01,
-            readout_format=".3g", description=t("learning rate"), continuous_update=False,
-            layout=Layout(width="590px"))
-        self.lr_text = widgets.Text(value=f"{lr:.4g}", placeholder=t("type lr, Enter"), continuous_update=True,
-                                    tooltip=t("type a learning rate and press Enter"), layout=Layout(width="110px"))
-        self.snap_button = widgets.Button(description=t("snap to best"), icon="bullseye", layout=Layout(width="120px"),
-                                          tooltip=t("the learning rate that converges in the fewest steps"))
-        self.optimizer = widgets.ToggleButtons(options=OPTIMIZERS, value=optimizer, tooltips=[
-            t("plain gradient descent (nn.SGD)"), t("heavy-ball momentum (nn.Momentum) with β"),
-            t("nn.Adam, defaults")], style={"button_width": "96px"})
-        self.momentum = widgets.FloatSlider(value=momentum, min=0.0, max=0.99, step=0.01, description=t("momentum β"),
-                                            readout_format=".2f", continuous_update=False,
-                                            disabled=optimizer != "Momentum", layout=Layout(width="240px"))
-        self.steps = widgets.IntSlider(value=steps, min=STEPS_RANGE[0], max=STEPS_RANGE[1], step=10,
-                                       description=t("steps"), continuous_update=False, layout=Layout(width="230px"))
-        self.preset_buttons = [widgets.Button(description=t(PRESET_LABELS[name]), layout=Layout(width="96px"),
-                                              tooltip=t(PRESET_TIPS[name]))
-                               for name in PRESETS]
-        self.clear_button = widgets.Button(description=t("clear earlier tries"), icon="eraser",
-                                           layout=Layout(width="160px"))
-        self.status = widgets.HTML(value="")
-        self.message = widgets.HTML(value="")
-        self.challenge = widgets.HTML(value="")
-        self.tries_list = widgets.HTML(value="", layout=Layout(width="250px", max_height="470px",
-                                                                 overflow="auto"))
-        self.image = widgets.Image(format="png", layout=Layout(width="720px", max_width="100%", height="auto",
-                                                               object_fit="contain"))
-        named = (("slider", self.lr_slider), ("lr-text", self.lr_text), ("snap", self.snap_button),
-                 ("optimizer", self.optimizer), ("momentum", self.momentum), ("steps", self.steps),
-                 ("clear", self.clear_button), ("status", self.status), ("message", self.message),
-                 ("challenge", self.challenge), ("figure", self.image), ("tries", self.tries_list))
-        for name, widget in named:
-            widget.add_class(f"{CSS_PREFIX}-{name}")
-        for name, button in zip(PRESETS, self.preset_buttons):
-            button.add_class(f"{CSS_PREFIX}-preset")
-            button.add_class(f"{CSS_PREFIX}-preset-{name.replace(' ', '-')}")
-            button.on_click(lambda _button, name=name: self.preset(name))
-        for widget in (self.lr_slider, self.momentum, self.steps):
-            widget.style.description_width = "initial"  # show the whole description, e.g. "learning rate"
-        row = dict(flex_flow="row wrap", align_items="center")
-        self.widget = widgets.VBox([
-            widgets.HTML(CSS),
-            widgets.HBox([self.lr_slider, self.lr_text, self.snap_button], layout=Layout(**row)),
-            widgets.HBox([self.optimizer, self.momentum, self.steps], layout=Layout(**row)),
-            widgets.HBox([widgets.Label(t("presets:")), *self.preset_buttons, self.clear_button], layout=Layout(**row)),
-            self.status, self.message, self.challenge,
-            widgets.HBox([self.image, self.tries_list], layout=Layout(flex_flow="row wrap", align_items="flex-start")),
-        ])
-        self.widget.add_class(CSS_PREFIX)
-        self.lr_slider.observe(self._on_slider, names="value")
-        self.lr_text.on_msg(self._on_text_msg)
-        self.snap_button.on_click(lambda _button: self.snap())
-        self.optimizer.observe(self._on_control, names="value")
-        self.momentum.observe(self._on_control, names="value")
-        self.steps.observe(self._on_control, names="value")
-        self.clear_button.on_click(lambda _button: self.clear())
+    # ---- the settings ------------------------------------------------------------------------------------
+    @property
+    def lr(self):
+        return self._lr
+
+    @property
+    def optimizer(self):
+        return self._optimizer
+
+    @property
+    def steps(self):
+        return self._steps
+
+    @property
+    def momentum(self):
+        return self._momentum
+
+    @property
+    def status_text(self):
+        """The status line (what the browser shows under the controls)."""
+        return self.widget.status
+
+    @property
+    def message_text(self):
+        return self.widget.message
+
+    @property
+    def challenge_text(self):
+        """The challenge line as one plain sentence."""
+        ch = self.widget.challenge
+        return " ".join(filter(None, [t("Challenge:"), ch.get("text", ""), ("✓ " if ch.get("met") else "")
+                                      + ch.get("result", "")]))
 
     # ---- what a learner (or a test, or a browser) does ---------------------------------------------
     def set(self, lr=None, optimizer=None, steps=None, momentum=None):
         """Change any of the settings and retrain once. Bad values are clamped or refused with a message
-        in ``self.message`` (also returned); this method never raises at a learner."""
+        in ``message_text`` (also returned); this method never raises at a learner."""
         notes = []
-        new = {"lr": self._lr, "optimizer": self.optimizer.value, "steps": self.steps.value,
-               "momentum": self.momentum.value}
+        old = {"lr": self._lr, "optimizer": self._optimizer, "steps": self._steps, "momentum": self._momentum}
+        new = dict(old)
         for name, value, check in (("lr", lr, lambda v: validate_lr(v, self._lr)),
                                    ("optimizer", optimizer,
-                                    lambda v: validate_optimizer(v, self.optimizer.value, OPTIMIZERS)),
-                                   ("steps", steps, lambda v: validate_steps(v, self.steps.value)),
-                                   ("momentum", momentum, lambda v: validate_momentum(v, self.momentum.value))):
+                                    lambda v: validate_optimizer(v, self._optimizer, OPTIMIZERS)),
+                                   ("steps", steps, lambda v: validate_steps(v, self._steps)),
+                                   ("momentum", momentum, lambda v: validate_momentum(v, self._momentum))):
             if value is not None:
                 new[name], note = check(value)
                 notes += [note] if note else []
-        old = {"lr": self._lr, "optimizer": self.optimizer.value, "steps": self.steps.value,
-               "momentum": self.momentum.value}
         if new == old:
             self._set_message(t("; ").join(notes)
                               or t("nothing changed: lr={lr:.4g} is already the current try", lr=self._lr))
-            self._sync_text()
-            return self.message.value
-        self._apply(new)
+            self._sync_state()
+            return self.message_text
+        self._lr, self._optimizer, self._steps, self._momentum = (new["lr"], new["optimizer"], new["steps"],
+                                                                   new["momentum"])
         self.retrain(note=t("; ").join(notes))
-        return self.message.value
+        return self.message_text
 
-    def submit_text(self, text=None):
-        """What pressing Enter in the typed-lr box does (``text``: what the box holds, default its value)."""
-        if text is not None:
-            self._muted = True
-            try:
-                self.lr_text.value = text
-            finally:
-                self._muted = False
-        if self.lr_text.value.strip() == f"{self._lr:.4g}":  # Enter on the value the box shows (rounded)
+    def submit_text(self, text):
+        """What pressing Enter in the typed-lr box does (``text``: what the box holds)."""
+        if str(text).strip() == f"{self._lr:.4g}":  # Enter on the value the box shows (rounded)
             return self.set()
-        return self.set(lr=self.lr_text.value)
+        return self.set(lr=text)
+
+    def slide(self, index):
+        """What releasing the slider at position ``index`` does (the browser drew the moves on its way)."""
+        try:
+            index = int(index)
+        except (TypeError, ValueError):
+            index = -1
+        if not 0 <= index < len(LR_GRID):
+            self._set_message(t("the slider has {n} positions, 0 to {last}; got {index!r}", n=len(LR_GRID),
+                                last=len(LR_GRID) - 1, index=index), error=True)
+            return None
+        lr = float(LR_GRID[index])
+        if lr == self._lr:
+            self._sync_state()
+            return None
+        self._lr = lr
+        return self.retrain(source="slider")
 
     def snap(self):
         """Move to the learning rate that converges in the fewest steps for the current optimizer, beta and
@@ -204,15 +226,7 @@ class LearningRateLab:
         except Exception as exc:  # a front end must never see a traceback
             self._set_message(t("training failed: {error}: {exc}", error=type(exc).__name__, exc=exc), error=True)
             return None
-        needed = sweep.steps_to_converge(self.surface.optimum)
-        if np.isfinite(needed).any():
-            best = int(np.nanargmin(needed))
-            note = t("snapped to the fastest learning rate: converged from step {step}", step=int(needed[best]))
-        else:
-            final = np.where(np.isfinite(sweep.final_losses()), sweep.final_losses(), np.inf)
-            best = int(np.argmin(final))
-            note = t("snapped to the lowest final loss (no learning rate converges in {steps} steps)",
-                     steps=sweep.steps)
+        best, note = payloads.snap_target(sweep, self.surface)
         self.set(lr=float(sweep.lrs[best]))
         self._set_message(note)
         return float(sweep.lrs[best])
@@ -224,19 +238,17 @@ class LearningRateLab:
                                 name=name), error=True)
             return None
         if name == "good":
-            return self.snap()
-        opt, beta, s = self.optimizer.value, self.momentum.value, self.surface
-        if opt == "SGD":
-            lrs = {"too small": 0.1 / s.lambda_max, "oscillating": 0.93 * s.stability_bound(),
-                   "diverging": 1.1 * s.stability_bound()}
-        elif opt == "Momentum":
-            lrs = {"too small": 0.02 / s.lambda_max, "oscillating": 0.93 * s.stability_bound(beta),
-                   "diverging": 1.1 * s.stability_bound(beta)}
-        else:
-            lrs = {"too small": 0.002, "oscillating": 1.0, "diverging": LR_RANGE[1]}
-        lr = float(min(max(lrs[name], LR_RANGE[0]), LR_RANGE[1]))
+            try:
+                sweep = self._current_sweep()
+            except Exception as exc:  # a front end must never see a traceback
+                self._set_message(t("training failed: {error}: {exc}", error=type(exc).__name__, exc=exc),
+                                  error=True)
+                return None
+            self.set(lr=float(sweep.lrs[payloads.good_index(sweep, self.surface)]))
+            return self._lr
+        lr = payloads.preset_lr(name, self._optimizer, self._momentum, self.surface, LR_RANGE)
         self.set(lr=float(LR_GRID[np.argmin(np.abs(np.log(LR_GRID) - np.log(lr)))]))  # a slider position
-        if opt == "Adam" and name == "diverging":
+        if self._optimizer == "Adam" and name == "diverging":
             self._set_message(t("Adam does not diverge on this bowl: its steps are about lr long whatever the "
                                 "gradient; the largest learning rate overshoots instead"))
         return self._lr
@@ -244,14 +256,14 @@ class LearningRateLab:
     def clear(self):
         """Forget earlier tries; the current one stays."""
         self.tries = self.tries[-1:]
-        self._redraw()
+        self._sync_tries()
         self._set_message(t("earlier tries cleared"))
 
     def retrain(self, note="", source=""):
         """Show the current setting: look its learning rate up in the setting's sweep (training the sweep
-        once if needed), judge it and draw it. Errors become a message, never a traceback."""
+        once if needed), judge it and send it to the page. Errors become a message, never a traceback."""
         t0 = time.perf_counter()
-        optimizer, lr, steps = self.optimizer.value, self._lr, self.steps.value
+        optimizer, lr, steps = self._optimizer, self._lr, self._steps
         try:
             sweep = self._current_sweep()
             t1 = time.perf_counter()
@@ -259,11 +271,12 @@ class LearningRateLab:
             if i is not None:
                 run = sweep.run(i)
             else:  # a typed value between slider positions: train it on its own
-                run = self.trainer.train(optimizer, lr, steps, start=self.start, momentum=self.momentum.value)
+                run = self.trainer.train(optimizer, lr, steps, start=self.start, momentum=self._momentum)
             t2 = time.perf_counter()
             verdict = describe_run(run, self.surface)
         except Exception as exc:  # a front end must never see a traceback: say what went wrong instead
             self._set_message(t("training failed: {error}: {exc}", error=type(exc).__name__, exc=exc), error=True)
+            self._sync_state()
             return None
         now = self._clock()
         last = self.tries[-1] if self.tries else None
@@ -273,21 +286,22 @@ class LearningRateLab:
         else:
             color = color_for(self._count)
             self._count += 1
-        if len(self.tries) >= self.max_tries:  # forget the older half at once: one redraw, not one per try
+        if len(self.tries) >= self.max_tries:  # forget the older half at once
             keep = self.max_tries // 2
             note = t("; ").join(filter(None, [note, t("forgot the {n} oldest tries", n=len(self.tries) - keep)]))
             self.tries = self.tries[-keep:]
-        current = Try(run, color, verdict, source)
+        current = Try(run, color, verdict, source, key=self._key(), index=i)
         current.time = now
         self.tries.append(current)
         self._set_status(self._status_line(verdict.text), alarm=verdict.kind in (DIVERGED, DIVERGING))
         self._set_message(note)
         self._check_challenge(current)
-        self._sync_text()
         t3 = time.perf_counter()
-        self._redraw()
+        with self.widget.hold_sync():  # one message to the page, not one per trait
+            self._sync_state()
+            self._sync_tries()
         t4 = time.perf_counter()
-        self.timings = {"sweep": t1 - t0, "lookup": t2 - t1, "judge": t3 - t2, "draw": t4 - t3, "total": t4 - t0}
+        self.timings = {"sweep": t1 - t0, "lookup": t2 - t1, "judge": t3 - t2, "send": t4 - t3, "total": t4 - t0}
         return run
 
     @property
@@ -295,157 +309,139 @@ class LearningRateLab:
         return self.tries[-1].verdict if self.tries else None
 
     # ---- the sweep of the current setting (trained once, cached) --------------------------------------
+    def _key(self):
+        return payloads.setting_key(self._optimizer, self._momentum, self._steps)
+
     def _cached_sweep(self, optimizer, steps):
         """The cached sweep of ``optimizer`` at the current β and start, trained first if missing or too short
         (it may be longer than ``steps``)."""
-        beta = self.momentum.value if optimizer == "Momentum" else MOMENTUM
+        beta = self._momentum if optimizer == "Momentum" else MOMENTUM
         key = (optimizer, round(beta, 4), self.start)
         cached = self._sweeps.get(key)
         if cached is None or cached.steps < steps:
             if not self.trainer.is_compiled(optimizer):
                 self._set_status(t("compiling MindSpore training for {optimizer} (once, two or three seconds)...",
                                    optimizer=optimizer))
-            self._sweeps[key] = cached = self.trainer.sweep(optimizer, None, steps, self.start, beta)
+            self.widget.busy = True
+            try:
+                self._sweeps[key] = cached = self.trainer.sweep(optimizer, None, steps, self.start, beta)
+            finally:
+                self.widget.busy = False
         return cached
 
     def _current_sweep(self):
-        optimizer, steps = self.optimizer.value, self.steps.value
-        cached = self._cached_sweep(optimizer, steps)
-        sweep = cached if cached.steps == steps else cached.truncated(steps)
-        if self.sweep is None or (sweep.optimizer, sweep.momentum, sweep.steps, id(cached)) != self._sweep_key:
-            self._sweep_key = (sweep.optimizer, sweep.momentum, sweep.steps, id(cached))
+        cached = self._cached_sweep(self._optimizer, self._steps)
+        sweep = cached if cached.steps == self._steps else cached.truncated(self._steps)
+        key = self._key()
+        if key not in self._payloads:
+            self._payloads[key] = payloads.sweep_payload(sweep, self.surface)
+        if self.sweep is None or self._sweep_key != (key, id(cached)):
+            self._sweep_key = (key, id(cached))
             self.sweep = sweep
-            self.figure.set_steps(steps)
-            self.figure.set_sweep(sweep, sweep_kinds(sweep), self.surface.optimum)
+            self.widget.payload = self._payloads[key]
         return self.sweep
 
     def warm_up(self, optimizers=OPTIMIZERS):
         """Compile and train, now, the first sweep of each optimizer a learner can switch to (its default β and
-        the current steps), so that the first switch is a look-up. The classroom server's pre-heated labs do
-        this before learners arrive (COURSE_LAB_WARM_UP=1): seconds of CPU then, instead of during the session."""
-        status = self.status.value
+        the current steps), so that the first switch is a look-up."""
+        status = self.widget.status
         for optimizer in optimizers:
-            self._cached_sweep(require_choice("optimizer", optimizer, OPTIMIZERS), self.steps.value)
-        self.status.value = status  # the "compiling..." lines were for this warm-up, not for the learner
+            self._cached_sweep(require_choice("optimizer", optimizer, OPTIMIZERS), self._steps)
+        self.widget.status = status  # the "compiling..." lines were for this warm-up, not for the learner
 
-    # ---- widget callbacks ------------------------------------------------------------------------------
-    def _apply(self, new):
-        self._muted = True
-        try:
-            self.lr_slider.value = new["lr"]
-            self.optimizer.value = new["optimizer"]
-            self.steps.value = new["steps"]
-            self.momentum.value = new["momentum"]
-            self.momentum.disabled = new["optimizer"] != "Momentum"
-        finally:
-            self._muted = False
-        self._lr = new["lr"]
+    # ---- what the page sends ------------------------------------------------------------------------------
+    def handle(self, action):
+        """One action from the page (lab.js): ``{"action": "slider", "index": i}``, ``"text"``, ``"snap"``,
+        ``"preset"``, ``"clear"``, ``"set"`` (optimizer / momentum / steps) or ``"hello"``. Anything else is
+        answered with a message, never an error."""
+        if not isinstance(action, dict):
+            action = {}
+        kind = action.get("action")
+        if kind == "hello":
+            self.widget.send({"type": "alive"})
+        elif kind == "slider":
+            self.slide(action.get("index"))
+        elif kind == "text":
+            self.submit_text(action.get("text", ""))
+        elif kind == "snap":
+            self.snap()
+        elif kind == "preset":
+            self.preset(action.get("name"))
+        elif kind == "clear":
+            self.clear()
+        elif kind == "set":
+            self.set(**{name: action[name] for name in ("optimizer", "momentum", "steps") if name in action})
+        else:
+            self._set_message(t("the page sent an action the lab does not know: {kind!r}", kind=kind), error=True)
 
-    def _on_slider(self, change):
-        if self._muted:
-            return
-        value, note = validate_lr(change["new"], self._lr)
-        if value != change["new"]:  # NaN reached the slider: put back the last good value
-            self._muted = True
-            try:
-                self.lr_slider.value = value
-            finally:
-                self._muted = False
-        if value == self._lr:
-            self._set_message(note or "")
-            return
-        self._lr = value
-        self.retrain(note=note or "", source="slider")
+    def _on_msg(self, _widget, content, _buffers):
+        self.handle(content)
 
-    def _on_text_msg(self, _widget, content, _buffers):
-        if isinstance(content, dict) and content.get("event") == "submit":  # Enter pressed in the box
-            self.submit_text()
-
-    def _on_control(self, change):
-        if not self._muted:
-            self.momentum.disabled = self.optimizer.value != "Momentum"
-            if change["owner"] is self.momentum and self.optimizer.value != "Momentum":
-                return
-            self.retrain()
-
-    # ---- display ----------------------------------------------------------------------------------------
+    # ---- what the page shows ----------------------------------------------------------------------------
     def _status_line(self, text):
         """The settings, then ``text`` (browser tests read the settings from its start)."""
-        beta = f" β={self.momentum.value:.2f}" if self.optimizer.value == "Momentum" else ""
-        return t("lr={lr:.4g} {optimizer}{beta}, {steps} steps: {text}", lr=self._lr, optimizer=self.optimizer.value,
-                 beta=beta, steps=self.steps.value, text=text)
+        beta = f" β={self._momentum:.2f}" if self._optimizer == "Momentum" else ""
+        return t("lr={lr:.4g} {optimizer}{beta}, {steps} steps: {text}", lr=self._lr, optimizer=self._optimizer,
+                 beta=beta, steps=self._steps, text=text)
 
-    def _sync_text(self):
-        self._muted = True
-        try:
-            self.lr_text.value = f"{self._lr:.4g}"
-        finally:
-            self._muted = False
+    def _sync_state(self):
+        i = int(np.argmin(np.abs(np.log(LR_GRID) - np.log(self._lr))))
+        self.widget.state = {"optimizer": self._optimizer, "momentum": round(self._momentum, 4), "steps": self._steps,
+                             "lr": self._lr, "index": i}
+
+    def _sync_tries(self, shown=40):
+        rows = []
+        for one in self.tries[-shown:]:
+            row = {"id": one.id, "key": one.key, "index": one.index, "color": one.color,
+                   "row": t(TRIES_ROWS[one.verdict.kind], run=one.run.label)}
+            if one.index is None:  # a typed learning rate: its run travels with it
+                row["run"] = base64.b64encode(payloads.run_payload(one.run, self.surface)).decode("ascii")
+            rows.append(row)
+        self.widget.tries = rows
 
     def _set_status(self, text, alarm=False):
-        color = DIVERGED_COLOR if alarm else "inherit"
-        self.status.value = f'<span style="color:{color}">{html.escape(text)}</span>'
+        self.widget.status, self.widget.alarm = text, alarm
 
     def _set_message(self, text, error=False):
-        self.message.value = (f'<span style="color:{DIVERGED_COLOR if error else "#8a6d00"}">{html.escape(text)}'
-                              f'</span>' if text else "")
+        self.widget.message, self.widget.message_error = text or "", bool(error and text)
 
     def _check_challenge(self, current):
         """The challenge is met once by a try whose loss comes within CHALLENGE_EXCESS of the minimum."""
-        path = current.run.path[:CHALLENGE_STEPS + 1]
-        with np.errstate(all="ignore"):
-            excess = self.surface.loss(path[:, 0], path[:, 1]) - self.surface.min_loss
-        reached = np.flatnonzero(excess < CHALLENGE_EXCESS)
-        if reached.size and self.challenge_met is None:
-            self.challenge_met = (current, int(reached[0]))
+        first, closest = payloads.challenge_steps(current.run.path[:, :, None], self.surface)
+        if first[0] >= 0 and self.challenge_met is None:
+            self.challenge_met = (current, int(first[0]))
+        text = t("the loss within {excess:g} of its minimum in at most {steps} steps (any optimizer, β, lr).",
+                 excess=CHALLENGE_EXCESS, steps=CHALLENGE_STEPS)
         if self.challenge_met is not None:
             met, step = self.challenge_met
-            result = html.escape(t("met by {label} at step {step}", label=met.run.label, step=step))
-            result = f'<span style="color:green">&#10003; {result}</span>'
+            self.widget.challenge = {"text": text, "met": True,
+                                     "result": t("met by {label} at step {step}", label=met.run.label, step=step)}
         else:
-            finite = excess[np.isfinite(excess)]
-            result = html.escape(t("Not yet: this try gets within {excess:.1e}.",
-                                   excess=finite.min() if finite.size else np.inf))
-        self.challenge.value = t("{title} the loss within {excess:g} of its minimum in at most {steps} steps "
-                                 "(any optimizer, β, lr). {result}", title=f"<b>{html.escape(t('Challenge:'))}</b>",
-                                 excess=CHALLENGE_EXCESS, steps=CHALLENGE_STEPS, result=result)
+            self.widget.challenge = {"text": text, "met": False,
+                                     "result": t("Not yet: this try gets within {excess:.1e}.", excess=closest[0])}
 
-    def _figure_note(self):  # English in any language: matplotlib's default font has no Chinese glyphs
-        verdict = self.verdict
-        return verdict.headline if verdict is not None and verdict.kind in (DIVERGED, DIVERGING) else ""
-
-    def _redraw(self):
-        self.figure.set_steps(self.steps.value)
+    def picture(self):
+        """The lab's current try as a PNG (what a saved notebook shows when its kernel is gone)."""
+        if self.figure is None:
+            self.figure = LabFigure(self.surface, steps=self._steps)
+        self.figure.set_steps(self._steps)
         if self.sweep is not None:
+            from course_utils.lab.verdicts import sweep_kinds
+
             self.figure.set_sweep(self.sweep, sweep_kinds(self.sweep), self.surface.optimum)
-        self.image.value = self.figure.render([one.run for one in self.tries],
-                                              colors=[one.color for one in self.tries], note=self._figure_note())
-        self._list_tries()
-
-    def redraw(self):
-        """Draw the current tries again without training (the benchmark's floor for a move)."""
-        self._redraw()
-
-    def _list_tries(self, shown=14):
-        rows = [f'<span style="color:{one.color}">&#9679;</span> '
-                + html.escape(t(TRIES_ROWS[one.verdict.kind], run=one.run.label)) for one in self.tries]
-        hidden = len(rows) - shown
-        rows = ([html.escape(t("... and {hidden} earlier", hidden=hidden))] if hidden > 0 else []) + rows[-shown:]
-        title = f"<b>{html.escape(t('tries (newest last)'))}</b>"
-        self.tries_list.value = "<br>".join([title] + rows) if rows else ""
-
-    @property
-    def status_text(self):
-        """The status line as plain text (what a browser test reads)."""
-        return html.unescape(self.status.value.split(">", 1)[1].rsplit("<", 1)[0])
+        verdict = self.verdict
+        note = verdict.headline if verdict is not None and verdict.kind in (DIVERGED, DIVERGING) else ""
+        return self.figure.render([one.run for one in self.tries], colors=[one.color for one in self.tries], note=note)
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = dict(data or {})
         # what a stored notebook (widget views stripped) or a plain console shows instead of the live app
-        bundle["text/plain"] = t("Learning-rate lab: an ipywidgets app, live only while its Jupyter kernel runs")
-        if self.image.value:
-            bundle["image/png"] = bytes(self.image.value)
-        return bundle
+        data["text/plain"] = t("Learning-rate lab: a widget drawn in the browser, live only while its Jupyter "
+                               "kernel runs")
+        data["image/png"] = self.picture()
+        return data, metadata
 
 
 def learning_rate_lab(trainer=None, x=None, y=None, start=(0.0, 0.0), lr=0.1, optimizer="SGD", steps=100,

@@ -7,9 +7,9 @@ the marker of its learning rate, then encodes the pixels as PNG (matplotlib "bli
 few milliseconds, not a full redraw). NaN and inf are never handed to matplotlib: a diverging loss line
 ends at the top of its panel (▲), a path at the edge of the view (✖).
 
-The figure's text (axis labels, titles, legends, the bounds, the note of a diverging try) stays English in
-the Chinese edition too: matplotlib's default font (DejaVu Sans) has no Chinese glyphs, so Chinese would
-be drawn as empty boxes. What a learner reads around the figure (widgets, status, messages) is translated.
+Since issue 28 the live lab is drawn by the page (``web/lab.js``, in the learner's language); this figure is
+the picture a saved notebook keeps of it (``LearningRateLab.picture``), 900 pixels wide, and the static
+panels notebooks draw (``side_by_side``). Its text stays English: matplotlib's default font has no Chinese.
 """
 
 import colorsys
@@ -113,7 +113,7 @@ def path_axes(ax, surface, window=PATH_WINDOW, eigenvectors=True):
             ax.annotate("", xy=(w_opt + vec[0], b_opt + vec[1]), xytext=(w_opt, b_opt),
                         arrowprops=dict(arrowstyle="->", color=style, linewidth=1.4))
             ax.text(w_opt + 1.05 * vec[0], b_opt + 1.05 * vec[1], f"{name}: λ={surface.eigenvalues[i]:.2f}",
-                    color=style, fontsize=8, ha="left" if vec[0] >= 0 else "right", va="center")
+                    color=style, fontsize=9.5, ha="left" if vec[0] >= 0 else "right", va="center")
     ax.plot(*surface.optimum, "*", color="gold", markeredgecolor="k", markersize=13, zorder=5)
     ax.set_xlim(w0, w1)
     ax.set_ylim(b0, b1)
@@ -134,7 +134,7 @@ def bounds_of(surface, optimizer, momentum):
 class LabFigure:
     """Four panels. ``render(runs, sweep)`` returns PNG bytes; ``prepare``/``finish`` split it (see module)."""
 
-    def __init__(self, surface, steps=100, window=PATH_WINDOW, size=(9.0, 5.8), dpi=80):
+    def __init__(self, surface, steps=100, window=PATH_WINDOW, size=(9.0, 5.8), dpi=100):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
@@ -179,7 +179,7 @@ class LabFigure:
         ax.set_xlabel("x")
         ax.set_ylabel("y")
         ax.set_title("the fitted line w·x + b", fontsize=10)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=9.5, loc="upper left")
 
     def set_steps(self, steps):
         if steps != self.steps:
@@ -221,7 +221,7 @@ class LabFigure:
         add(ax2.plot(sweep.lrs, steps_needed, color="tab:green", linewidth=1.5))
         for lr, label, color in bounds_of(self.surface, sweep.optimizer, sweep.momentum or 0.0):
             add([ax.axvline(lr, color=color, linestyle=":" if color != DIVERGED_COLOR else "--", linewidth=1.2)])
-            add([ax.text(lr, 2e4 if color == DIVERGED_COLOR else 2e2, f" {label}", color=color, fontsize=8,
+            add([ax.text(lr, 2e4 if color == DIVERGED_COLOR else 2e2, f" {label}", color=color, fontsize=9.5,
                          ha="right" if lr > 0.3 else "left", va="top", rotation=0)])
         bounds = "" if sweep.optimizer != "Adam" else " (no closed-form bound)"
         ax.set_title(f"sweep: {sweep.label}, {sweep.steps} steps{bounds}", fontsize=10)

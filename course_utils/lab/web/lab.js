@@ -108,17 +108,17 @@ class LabView {
   constructor(model, el) {
     this.model = model; this.el = el; this.cache = new Map(); this.preview = null; this.alive = true;
     this.build();
-    const update = () => this.sync();
+    const update = () => { clearTimeout(this.quiet); this.sync(); };
     for (const name of ["payload", "state", "tries", "status", "message", "challenge", "busy", "labels", "live"]) {
       model.on(`change:${name}`, update);
     }
-    model.on("msg:custom", (msg) => { if (msg && msg.type === "alive") this.setAlive(true); });
+    model.on("msg:custom", (msg) => { if (msg && msg.type === "alive") { clearTimeout(this.aliveTimer); this.setAlive(true); } });
     this.sync();
     new ResizeObserver(() => this.draw()).observe(this.canvasBox);
     if (model.get("mode") === "kernel") {  // a saved notebook reopened with no kernel must not look live
       this.setAlive(false, true);
       model.send({ action: "hello" });
-      this.aliveTimer = setTimeout(() => { if (!this.alive) this.setAlive(false); }, 6000);
+      this.aliveTimer = setTimeout(() => this.setAlive(false), 6000);
     }
   }
 
@@ -167,7 +167,19 @@ class LabView {
     this.canvas = document.createElement("canvas"); this.canvas.setAttribute("role", "img"); this.canvasBox.appendChild(this.canvas);
     this.triesList = document.createElement("div"); this.triesList.className = "lr-lab-tries"; body.appendChild(this.triesList);
 
-    const act = (action) => { if (this.alive) this.model.send(action); };
+    const act = (action) => {
+      if (!this.alive) return;
+      this.model.send(action);
+      // a kernel that died or restarted never answers: if nothing comes back, ask whether it is there
+      if (this.model.get("mode") === "kernel") {
+        clearTimeout(this.quiet);
+        this.quiet = setTimeout(() => {
+          if (this.model.get("busy")) return;
+          this.model.send({ action: "hello" });
+          this.aliveTimer = setTimeout(() => this.setAlive(false), 6000);
+        }, 8000);
+      }
+    };
     this.slider.addEventListener("input", () => { this.preview = Number(this.slider.value); this.draw(); this.showPreview(); });
     this.slider.addEventListener("change", () => { const i = Number(this.slider.value); this.preview = i; act({ action: "slider", index: i }); });
     this.text.addEventListener("keydown", (e) => { if (e.key === "Enter") act({ action: "text", text: this.text.value }); });

@@ -19,9 +19,15 @@
 #                    both languages: student/notebooks/ and student/zh/notebooks/ (the same for instructor/)
 #   make instructor  the instructor edition in instructor/ (each reference solution inline after its exercise)
 #   make browser  install Debian's chromium and a Chinese font for the browser tests, if missing (root; CI runs it)
+#   make test-matrix  every notebook on each tested MindSpore (2.7.2 2.8.0 2.9.0 2.10.0; MS="2.8.0 2.9.0" for some),
+#                 one fresh venv under /tmp each, removed after: the table in docs/version-matrix.md (opt-in, not
+#                 part of make test; measured per version on 2 shared cores: 18 min install + 45 min notebooks
+#                 with MATRIX_JOBS=2, 3.3 GB of /tmp)
 #   make test-py312  the second supported Python: a fresh 3.12 venv (under /tmp, installed from a wheelhouse with no
 #                 index), the quick tier and every notebook
 #   make slides   slides of each notebook's teaching part, offline (build/slides/en/, build/slides/zh/)
+#   make site     the course as a website, English and Chinese, from the stored outputs, offline (build/site/)
+#   make site-serve  serve that website on http://127.0.0.1:8000/ (SITE_PORT=8001 for another port)
 #   make wheelhouse  every pinned wheel for Linux, Windows and macOS in wheelhouse/ (WHEELHOUSE=<folder>), for a room
 #                 with no internet: COURSE_WHEELHOUSE=<folder> then installs from it
 #   Without make (Windows, macOS): python course.py lab, python course.py test, ... (python course.py --help)
@@ -38,7 +44,7 @@ export GLOG_v := 3
 
 JOBS   ?= 2
 
-.PHONY: slides wheelhouse venv dev-venv lab lab-zh app app-zh classroom classroom-zh test test-quick durations check execute zh student instructor clean-venv browser test-py312
+.PHONY: site site-serve slides wheelhouse venv dev-venv lab lab-zh app app-zh classroom classroom-zh test test-quick durations check execute zh student instructor clean-venv browser test-py312 test-matrix
 
 venv:
 	$(COURSE) venv
@@ -74,6 +80,16 @@ classroom-zh:
 slides: dev-venv
 	$(BIN)/python tools/slides.py --lang en
 	$(BIN)/python tools/slides.py --lang zh
+
+# The course website (tools/site.py, site/): every lesson with its stored outputs, the course map, install and run,
+# the glossary, the corrections, the instructor guide and the learning-rate lab, in English (build/site/en/) and
+# Chinese (build/site/zh/), with a language switch on every page. Nothing is executed or fetched.
+SITE_PORT ?= 8000
+site:
+	$(COURSE) site
+
+site-serve:
+	$(COURSE) site-serve --port $(SITE_PORT)
 
 # Every pinned wheel for Linux, Windows and macOS, Python 3.11 and 3.12 (about 2.9 GB), for a room with no
 # internet: copy the folder to each machine (or a USB stick) and set COURSE_WHEELHOUSE=<folder> (INSTRUCTORS.md).
@@ -115,6 +131,12 @@ test-py312:
 	$(VENV312)/bin/python -m pytest -n $(JOBS) tests -m "not browser and not msrun" -p no:cacheprovider
 	$(VENV312)/bin/python -m pytest -n $(JOBS) notebooks app/learning_rate_lab.ipynb zh/app/learning_rate_lab.ipynb \
 	  -p no:cacheprovider
+
+# Which MindSpore runs which lesson (tools/matrix.py): one version at a time, 2 workers (MATRIX_JOBS=1: one).
+MS          ?= 2.7.2 2.8.0 2.9.0 2.10.0
+MATRIX_JOBS ?= 2
+test-matrix:
+	$(COURSE) test-matrix $(MS) --jobs $(MATRIX_JOBS)
 
 durations: dev-venv
 	COURSE_WRITE_DURATIONS=1 $(BIN)/python -m pytest -n $(JOBS)

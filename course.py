@@ -8,9 +8,13 @@
     python course.py app [--zh]    the learning-rate lab alone (Voila on 127.0.0.1)
     python course.py classroom [--zh] [--ip IP] [--room N] [--port P]   the lab for a whole room
     python course.py execute [NOTEBOOK ...]   re-run notebooks and store their outputs (authors)
+    python course.py site          the course as a website, English and Chinese, in build/site/ (offline)
+    python course.py site-serve [--port P]   serve build/site/ on 127.0.0.1 (builds it first if missing)
     python course.py venv [--dev]  only create or update .venv
     python course.py wheelhouse FOLDER   every pinned wheel for Linux, Windows and macOS, Python 3.11 and 3.12,
                                    downloaded once; COURSE_WHEELHOUSE=FOLDER then installs with no internet
+    python course.py test-matrix [VERSION ...] [--jobs N]   every notebook on each tested MindSpore (2.7.2 2.8.0
+                                   2.9.0 2.10.0), one fresh venv under /tmp each: docs/version-matrix.md
 
 Each command first creates the virtual environment .venv from the pinned versions when it is missing or
 older than the pin files (requirements.txt for a learner; requirements-dev.txt too for test and execute),
@@ -143,6 +147,17 @@ def test(args):
     run([py, "-m", "pytest", "-n", str(args.jobs), *quick, *args.pytest_args])
 
 
+MATRIX_VERSIONS = ("2.7.2", "2.8.0", "2.9.0", "2.10.0")  # tools/matrix.py's VERSIONS (tests keep them equal)
+
+
+def test_matrix(args):
+    """Every notebook on each MindSpore version, one fresh venv (outside the repository) at a time: the table in
+    docs/version-matrix.json and .md (tools/matrix.py). Measured on a shared 2-core machine: 18 min to install and
+    45 min of notebooks (-n 2) per version, 3.3 GB of /tmp while it runs."""
+    py = ensure_venv(dev=True)
+    run([py, "tools/matrix.py", "run", *args.versions, "--jobs", str(args.jobs)])
+
+
 def app(args):
     run([ensure_venv(), "app/serve.py", *(["--lang", "zh"] if args.zh else [])])
 
@@ -165,6 +180,23 @@ def execute(args):
     chinese = [str(Path("zh") / nb) for nb in notebooks if (ROOT / "zh" / nb).is_file()]
     if chinese:
         run([py, "tools/execute_notebooks.py", *chinese])
+
+
+def site(args):
+    run([ensure_venv(dev=True), "tools/site.py", "build"])
+
+
+def site_serve(args):
+    py = ensure_venv(dev=True)
+    if not (ROOT / "build" / "site" / "index.html").is_file():
+        run([py, "tools/site.py", "build"])
+    run([py, "tools/site.py", "serve", "--port", str(args.port)])
+
+
+def _port(text):
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"--port must be a port number from 1 to 65535, not {text!r}")
+    return int(text)
 
 
 def parser():
@@ -191,6 +223,11 @@ def parser():
     c.add_argument("--jobs", type=_jobs, default=2, help="pytest workers (default 2)")
     c.add_argument("pytest_args", nargs="*", help="passed on to pytest (after --)")
     c.set_defaults(run=test)
+    c = sub.add_parser("test-matrix", help="every notebook on each tested MindSpore version (docs/version-matrix.md)")
+    c.add_argument("versions", nargs="*", type=_ms_version, default=list(MATRIX_VERSIONS), metavar="VERSION",
+                   help=f"MindSpore versions (default: {' '.join(MATRIX_VERSIONS)})")
+    c.add_argument("--jobs", type=_jobs, default=2, help="pytest workers (default 2)")
+    c.set_defaults(run=test_matrix)
     c = sub.add_parser("app", help="the learning-rate lab alone")
     c.add_argument("--zh", action="store_true")
     c.set_defaults(run=app)
@@ -200,6 +237,11 @@ def parser():
     c.add_argument("--room", default="20")
     c.add_argument("--port", default="8866")
     c.set_defaults(run=classroom)
+    c = sub.add_parser("site", help="build the course website (both languages) into build/site/")
+    c.set_defaults(run=site)
+    c = sub.add_parser("site-serve", help="serve build/site/ on 127.0.0.1")
+    c.add_argument("--port", type=_port, default=8000, help="default 8000")
+    c.set_defaults(run=site_serve)
     c = sub.add_parser("execute", help="re-run notebooks and store their outputs")
     c.add_argument("notebooks", nargs="*")
     c.set_defaults(run=execute)
@@ -210,6 +252,14 @@ def _jobs(text):
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"--jobs must be a whole number of workers, 1 or more, not {text!r}")
     return int(text)
+
+
+def _ms_version(text):
+    parts = text.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a MindSpore version: give one like 2.9.0 (tested: "
+                                         f"{' '.join(MATRIX_VERSIONS)})")
+    return text
 
 
 def main(argv=None):

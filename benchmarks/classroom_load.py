@@ -1,24 +1,31 @@
 """Load test of the classroom server (make classroom): N simulated learners, on 127.0.0.1 only.
 
-    .venv/bin/python benchmarks/classroom_load.py [--learners 5 10 20 30] [--moves 8] [--deadline 1500]
+    .venv/bin/python benchmarks/classroom_load.py [--learners 5 20 50 100] [--own 2] [--think 30 90]
+                                                  [--moves 100] [--json FILE]
 
-For each N, a fresh classroom server (app/classroom.py's Voila command: N places, N labs pre-heated) is
-started on 127.0.0.1; once its pool is heated, N learners arrive at once. Each one, as the browser page
-does over the same protocol: loads the page (GET with the room's token), connects to its kernel, asks for
-the widgets' state (the lab is live when the slider, the optimizer buttons and the status line are there),
-moves the learning-rate slider ``--moves`` times (``--think`` 1 to 3 s apart: a person looks at the figure
-before the next move; every learner of the room at the same time), switches the optimizer to Momentum and
-to Adam, and leaves (the page's unload call shuts its lab down).
-A move is timed from the widget update sent to the kernel being idle again with the lab's new status and
-figure sent back; a move that gets no new status line, or no answer in 60 s, is an error.
+One classroom server (app/classroom.py, a fresh cache folder: nothing computed before) is started; for each N
+in turn, N learners (HTTP clients, each with its own cookies, as a browser has) do what the page does, and
+every response's status is checked (anything but the expected one is an error):
 
-It reports, per N: the time to heat the pool, time to a live lab (p50/p95), slider-move latency (p50/p95),
-optimizer-switch latency (the first use of an optimizer may compile it), errors, resident memory per
-kernel and in total, the drop of the machine's available memory, and whether any kernel or other process
-outlived the server after Ctrl-C (SIGINT). Then this machine's capacity: the largest N with 0 errors,
-p95 time-to-lab <= 15 s and p95 move <= 300 ms. It stops on its own: every phase has a deadline, the
-whole run ``--deadline`` seconds, an N is skipped when the machine lacks the memory for it, and every
-process it started is stopped (and checked) before it exits.
+1. **arrive** all at once: the page with the room's token, then lab.js, host.js and lab.css, then the manifest,
+   then the first setting's payload (what host.js fetches). Time to lab = page + manifest + first payload.
+2. **together**: all N switch to the same setting nobody asked for before (the instructor says "now Momentum
+   with beta 0.5"): one computation for the room.
+3. **own**: each learner then asks ``--own`` settings of its own, ``--think`` seconds apart (uniform, one a
+   minute by default; a person reads the figure and drags the slider in between, and drags never reach the
+   server), picked as the page offers them: an optimizer; for Momentum a beta from its slider (0.00..0.99),
+   mostly at the default 100 steps; else a step count from the list. A setting nobody in the room asked for
+   before is "new": the worker computes it while the rest of the room goes on ("new setting, warm, with the
+   room busy"); the others come from the cache.
+4. a Reload (the page, the manifest and the first payload again: cached), and leave (nothing to send).
+
+Per N: time to lab p50/p95, together p50/p95, own settings p50/p95 (and of them the new ones), reload p95,
+errors, the server's resident memory (launcher + worker) and CPU seconds (launcher, worker) spent in the phase,
+the load average. Then, in Chromium (Debian's chromium via playwright), one page: ``--moves`` slider moves
+(drags; every tenth also released), the browser time per move and per release (measured in the page), the
+requests the page sent and the server's CPU during the moves (0 requests by design: host.js answers them).
+Last, the goals with their ratios, the load average, and whether any process outlived the server after Ctrl-C.
+It stops on its own (``--deadline``).
 """
 
 import argparse
@@ -28,10 +35,9 @@ import importlib.util
 import json
 import os
 import random
-import re
+import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,18 +46,16 @@ import uuid
 from pathlib import Path
 
 import psutil
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from tornado.websocket import websocket_connect
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from course_utils import procs  # noqa: E402
+from course_utils.lab.payload import decode, setting_key  # noqa: E402
 
-TARGET_TIME_TO_LAB, TARGET_MOVE = 15.0, 0.300  # seconds: the issue's capacity criteria (p95)
-MOVE_TIMEOUT = 60.0
-LAB_TIMEOUT = 120.0  # a learner who has no live lab after this long counts as an error
-MOVE_LRS = (0.05, 0.3, 0.5, 0.75, 0.8, 0.82, 0.1, 0.6, 0.2, 0.7, 0.4, 0.65)  # distinct: each move retrains
-OPTIMIZER_SWITCHES = ("Momentum", "Adam")
+GOALS = {"time_to_lab_p95": 5.0, "own_p95": 2.0, "move_p95_ms": 16.0, "errors": 0}  # own_p95: of new settings
+REQUEST_TIMEOUT = 300.0  # a response later than this counts as an error
+FIRST_KEY = "SGD-s100"  # the manifest's first setting
 
 
 def _load_classroom():
@@ -81,527 +85,354 @@ def percentile(values, q):
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-# ---- the server -----------------------------------------------------------------------------------------------
+# ---- the server -------------------------------------------------------------------------------------------
 class ClassroomServer:
-    """The classroom's Voila on 127.0.0.1 in its own process group, marked so that every kernel is found."""
+    """app/classroom.py on 127.0.0.1 in its own process group, marked so that its worker is found."""
 
-    def __init__(self, room, pool=None, idle_minutes=20, log_dir=None, extra_args=()):
-        self.room, self.port, self.token = room, free_port(), uuid.uuid4().hex
-        self.mark = uuid.uuid4().hex
-        argv, env, self.url = classroom.classroom_command("127.0.0.1", self.port, room, pool, idle_minutes,
-                                                          self.token)
-        self.base = f"http://127.0.0.1:{self.port}"
+    def __init__(self, room=20, lang="en", cache=None, log_dir=None):
+        self.room, self.port, self.token, self.mark = room, free_port(), uuid.uuid4().hex, uuid.uuid4().hex
         self.tmp = Path(tempfile.mkdtemp(prefix="classroom-load-", dir=log_dir))
-        for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
-                         ("IPYTHONDIR", "ipython"), ("JUPYTER_DATA_DIR", "data"), ("MPLCONFIGDIR", "matplotlib")):
-            (self.tmp / sub).mkdir()
-            env[var] = str(self.tmp / sub)
-        env["JUPYTER_PLATFORM_DIRS"] = "1"
-        env[classroom.MARK] = self.mark
-        self.log_path = self.tmp / "voila.log"
+        self.cache = Path(cache) if cache else self.tmp / "cache"
+        self.base, self.url = f"http://127.0.0.1:{self.port}", f"http://127.0.0.1:{self.port}/?token={self.token}"
+        self.log_path = self.tmp / "classroom.log"
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([*argv, *extra_args], env=env, cwd=self.tmp, stdin=subprocess.DEVNULL,
-                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     preexec_fn=classroom.restore_sigint)
+        env = {**os.environ, classroom.MARK: self.mark, "GLOG_v": "3"}
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "app" / "classroom.py"), "--port", str(self.port), "--room", str(room),
+             "--token", self.token, "--lang", lang, "--no-qr", "--cache", str(self.cache)],
+            env=env, cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self.started = time.monotonic()
 
     def log(self):
         return self.log_path.read_text(errors="replace")
 
-    def wait_until(self, what, predicate, timeout, interval=0.25):
+    def wait_ready(self, timeout=600):
+        """Until the link is printed (the presets computed); the seconds that took."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode} while waiting for {what}:\n"
-                                   f"{self.log()[-3000:]}")
-            if predicate():
-                return
-            time.sleep(interval)
-        raise TimeoutError(f"{what}: not within {timeout:.0f} s\n{self.log()[-3000:]}")
+                raise RuntimeError(f"the classroom server exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+            if "Open: http" in self.log():
+                return time.monotonic() - self.started
+            time.sleep(0.25)
+        raise TimeoutError(f"the classroom server was not ready within {timeout:.0f} s:\n{self.log()[-3000:]}")
 
-    def wait_listening(self, timeout=60):
-        def listening():
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", self.port)) == 0
-        self.wait_until("the server to listen", listening, timeout)
-
-    def wait_heated(self, count, timeout):
-        """Until at least ``count`` labs have run the app notebook: Voila's pool was filled once and every
-        kernel's CPU time stands still for 2 s (Voila logs "filled" when the kernels start, before they run it)."""
-        pattern = re.compile(r"is filled with \d+ kernel")
-        self.wait_until("the pool to fill", lambda: pattern.search(self.log()), timeout, interval=0.5)
-        last = {}
-
-        def settled():
-            now = {}
-            for proc in self.kernels():
-                try:
-                    now[proc.pid] = sum(proc.cpu_times()[:2])
-                except psutil.Error:
-                    continue
-            calm = (len(now) >= count and set(now) == set(last)
-                    and all(now[pid] - last[pid] < 0.05 for pid in now))
-            last.clear()
-            last.update(now)
-            return calm
-        self.wait_until(f"{count} labs to finish running the app notebook", settled, timeout, interval=2.0)
-
-    def kernels(self):
-        """psutil.Process of every lab kernel of this server."""
+    def processes(self):
+        """The launcher and its worker (psutil.Process), found by the mark."""
         found = []
-        for pid in procs.marked(classroom.MARK, self.mark):
+        for pid in {self.proc.pid, *procs.marked(classroom.MARK, self.mark)}:
             try:
-                proc = psutil.Process(pid)
-                if "ipykernel" in " ".join(proc.cmdline()):
-                    found.append(proc)
-            except psutil.Error:
+                found.append(psutil.Process(pid))
+            except psutil.NoSuchProcess:
                 continue
         return found
 
-    def memory(self):
-        """(resident MB of each kernel, unique MB of each kernel, resident MB of kernels and server together).
+    def worker(self):
+        workers = [p for p in self.processes() if p.pid != self.proc.pid]
+        return workers[0] if workers else None
 
-        Resident (RSS) counts the libraries that all kernels share (MindSpore's, numpy's) in each of them;
-        unique (USS) is what one more kernel really adds."""
-        rss, uss = [], []
-        for proc in self.kernels():
+    def usage(self):
+        """{"launcher"/"worker": (cpu seconds, rss bytes)} now."""
+        found = {}
+        for proc in self.processes():
             try:
-                info = proc.memory_full_info()
-                rss.append(info.rss / 2**20)
-                uss.append(info.uss / 2**20)
+                cpu, rss = sum(proc.cpu_times()[:2]), proc.memory_info().rss
             except psutil.Error:
                 continue
-        try:
-            server = psutil.Process(self.proc.pid).memory_info().rss / 2**20
-        except psutil.Error:
-            server = 0.0
-        return rss, uss, sum(rss) + server
+            found["launcher" if proc.pid == self.proc.pid else "worker"] = (cpu, rss)
+        return found
 
-    def server_cpu_seconds(self):
-        """CPU seconds (user + system) of the Voila server process itself (not its kernels)."""
-        try:
-            return sum(psutil.Process(self.proc.pid).cpu_times()[:2])
-        except psutil.Error:
-            return 0.0
-
-    def kernel_cpu_seconds(self):
-        total = 0.0
-        for proc in self.kernels():
-            try:
-                total += sum(proc.cpu_times()[:2])
-            except psutil.Error:
-                continue
-        return total
-
-    def stop(self, timeout=30):
-        """Ctrl-C (SIGINT) as an instructor would; returns (seconds to exit, processes that outlived it).
-
-        Whatever outlived it is then killed, so nothing is left behind either way."""
+    def stop(self, sig=signal.SIGINT, timeout=30):
+        """Ctrl-C (or ``sig``); returns (seconds it took, PIDs that outlived it, killed now)."""
         t0 = time.monotonic()
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+                self.proc.wait()
         took = time.monotonic() - t0
-        deadline = time.monotonic() + 5  # a kernel told to shut down may take a moment to exit
-        left = set(procs.marked(classroom.MARK, self.mark))
-        while left and time.monotonic() < deadline:
-            time.sleep(0.25)
-            left = set(procs.marked(classroom.MARK, self.mark))
-        procs.stop(left, grace=5)
+        outlived = set(procs.marked(classroom.MARK, self.mark))
+        procs.stop(outlived, grace=2)
         self._log.close()
-        return took, sorted(left)
+        return took, outlived
 
 
-# ---- one learner, over the browser's protocol ---------------------------------------------------------------
-# Jupyter's kernel websocket protocol v1, as JupyterLab's and Voila's pages speak it: one binary frame of
-# little-endian uint64 offsets, then the channel name, header, parent header, metadata, content, buffers.
-# (Voila 0.5.13 hangs on the older unnamed protocol's binary frames, so a client must ask for this one.)
-WS_PROTOCOL = "v1.kernel.websocket.jupyter.org"
-
-
-def _v1_frame(channel, parts):
-    chunks = [channel.encode(), *parts]
-    offsets = [8 * (len(chunks) + 2)]
-    for chunk in chunks:
-        offsets.append(offsets[-1] + len(chunk))
-    head = len(offsets).to_bytes(8, "little") + b"".join(o.to_bytes(8, "little") for o in offsets)
-    return head + b"".join(chunks)
-
-
-def _v1_parts(frame):
-    if isinstance(frame, str):
-        frame = frame.encode()
-    count = int.from_bytes(frame[:8], "little")
-    if not 2 <= count <= 64:
-        raise LabGone(f"not a v1 kernel message ({count} offsets)")
-    offsets = [int.from_bytes(frame[8 * (i + 1):8 * (i + 2)], "little") for i in range(count)]
-    chunks = [frame[offsets[i]:offsets[i + 1]] for i in range(count - 1)]
-    return chunks[0].decode(), chunks[1:]
-
-
-class LabGone(Exception):
-    """The lab's kernel died or its connection closed."""
+# ---- a learner --------------------------------------------------------------------------------------------
+class Failed(Exception):
+    """A response that is not the one the page needs."""
 
 
 class Learner:
-    """One browser tab of the lab, spoken over the Jupyter kernel protocol the Voila page uses."""
+    """A browser's HTTP side: its cookies, and what the page fetches."""
 
-    def __init__(self, base, token, name="learner"):
-        self.base, self.token, self.name = base, token, name
-        self.session = uuid.uuid4().hex
-        self.kernel_id = self.ws = None
-        self.models = {}  # model_id -> state
-        self.ids = {}  # role -> model_id
-        self.closed = False
-        self.statuses = []  # execution states seen (e.g. "dead")
+    def __init__(self, base, token, lang=None):
+        self.base, self.token, self.cookies = base, token, {}
+        self.prefix = f"/{lang}/" if lang else "/"
+        self.client = AsyncHTTPClient()
 
-    # -- http ---------------------------------------------------------------------------------------
-    async def load_page(self, timeout=LAB_TIMEOUT):
-        """GET the page; returns (status, html). Raises nothing for HTTP errors (a 503 is a result)."""
-        request = HTTPRequest(f"{self.base}/?token={self.token}", request_timeout=timeout, connect_timeout=timeout)
-        try:
-            response = await AsyncHTTPClient().fetch(request, raise_error=False)
-        except (HTTPClientError, OSError) as err:
-            raise LabGone(f"page load failed: {err}") from err
-        html = (response.body or b"").decode(errors="replace")
-        match = re.search(r'"kernelId":\s*"([0-9a-f-]+)"', html)
-        self.kernel_id = match.group(1) if match else None
-        return response.code, html
+    async def get(self, path, expect=200, timeout=REQUEST_TIMEOUT, query=None):
+        """(status, body); Failed unless the status is ``expect``."""
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+        url = self.base + path + (f"?{query}" if query else "")
+        response = await self.client.fetch(HTTPRequest(url, headers=headers, request_timeout=timeout,
+                                                       follow_redirects=False), raise_error=False)
+        for header in response.headers.get_list("Set-Cookie"):
+            name, _, rest = header.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        if response.code != expect:
+            body = (response.body or b"")[:300].decode("utf-8", "replace")
+            raise Failed(f"GET {path}: expected {expect}, got {response.code} {body or response.error}")
+        return response.code, response.body
 
-    async def shutdown_like_page_unload(self):
-        """What the Voila page does on `beforeunload`: ask the server to shut this lab down."""
-        request = HTTPRequest(f"{self.base}/voila/api/shutdown/{self.kernel_id}", method="POST", body=b"",
-                              headers={"Authorization": f"token {self.token}"}, request_timeout=30)
-        response = await AsyncHTTPClient().fetch(request, raise_error=False)
-        return response.code
+    async def arrive(self, expect=200):
+        """The page, its files, the manifest and the first payload, as the page loads them; seconds it took."""
+        t0 = time.monotonic()
+        _, html = await self.get(self.prefix, expect, query=f"token={self.token}")
+        if expect != 200:
+            return html
+        await asyncio.gather(*(self.get(self.prefix + name) for name in ("lab.js", "host.js", "lab.css")))
+        _, manifest = await self.get(self.prefix + "manifest.json")
+        state = json.loads(manifest)["state"]
+        first = setting_key(state["optimizer"], state["momentum"], state["steps"])
+        await self.setting(first)
+        return time.monotonic() - t0
 
-    # -- kernel channels ------------------------------------------------------------------------------
-    async def connect(self, timeout=LAB_TIMEOUT):
-        url = (f"ws://127.0.0.1:{self.base.rsplit(':', 1)[1]}/api/kernels/{self.kernel_id}/channels"
-               f"?session_id={self.session}&token={self.token}")
-        self.ws = await asyncio.wait_for(websocket_connect(url, max_message_size=64 * 2**20,
-                                                           subprotocols=[WS_PROTOCOL]), timeout)
-
-    def _send(self, msg_type, content, channel="shell", metadata=None):
-        msg_id = uuid.uuid4().hex
-        now = datetime.datetime.now(datetime.timezone.utc).isoformat()
-        header = {"msg_id": msg_id, "username": "learner", "session": self.session, "date": now,
-                  "msg_type": msg_type, "version": "5.3"}
-        parts = [json.dumps(part).encode() for part in (header, {}, metadata or {}, content)]
-        self.ws.write_message(_v1_frame(channel, parts), binary=True)
-        return msg_id
-
-    async def _receive(self, timeout):
-        raw = await asyncio.wait_for(self.ws.read_message(), timeout)
-        if raw is None:
-            self.closed = True
-            raise LabGone("the connection to the lab closed")
-        channel, parts = _v1_parts(raw)
-        header, parent, _metadata, content = (json.loads(part) for part in parts[:4])
-        msg = {"channel": channel, "header": header, "msg_type": header.get("msg_type"), "parent_header": parent,
-               "content": content}
-        if msg["msg_type"] == "status":
-            state = content.get("execution_state")
-            self.statuses.append(state)
-            if state == "dead":
-                raise LabGone("the lab's kernel died")
-        return msg
-
-    async def request(self, msg_type, content, timeout, on_message=None):
-        """Send on the shell channel and read until the kernel is idle after it; returns the seconds taken."""
-        t0 = time.perf_counter()
-        msg_id = self._send(msg_type, content)
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"no answer to {msg_type} within {timeout:.0f} s")
-            msg = await self._receive(left)
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            if on_message:
-                on_message(msg)
-            if msg.get("msg_type") == "status" and msg["content"].get("execution_state") == "idle":
-                return time.perf_counter() - t0
-
-    async def fetch_widgets(self, timeout=LAB_TIMEOUT):
-        """Open ipywidgets' control comm and ask for every widget's state, as the page's widget manager does."""
-        comm_id = uuid.uuid4().hex
-        states = {}
-
-        def on_message(msg):
-            data = msg.get("content", {}).get("data", {})
-            if msg.get("msg_type") == "comm_msg" and data.get("method") == "update_states":
-                states.update(data.get("states", {}))
-
-        self._send("comm_open", {"comm_id": comm_id, "target_name": "jupyter.widget.control", "data": {}},
-                   metadata={"version": "1.0.0"})  # ipywidgets' control protocol
-        await self.request("comm_msg", {"comm_id": comm_id, "data": {"method": "request_states"}}, timeout,
-                           on_message)
-        self.models = {mid: s.get("state", {}) for mid, s in states.items()}
-        names = {mid: s.get("model_name") for mid, s in states.items()}
-        for role, kinds in (("slider", ("FloatLogSlider", "FloatSlider")), ("optimizer", ("ToggleButtonsModel",
-                            "DropdownModel", "RadioButtonsModel")), ("status", ("HTMLModel",))):
-            matches = [mid for mid, state in self.models.items()
-                       if f"lr-lab-{role}" in state.get("_dom_classes", ()) and
-                       any(names[mid].startswith(k.replace("Model", "")) for k in kinds)]
-            if matches:
-                self.ids[role] = matches[0]
-        missing = {"slider", "optimizer", "status"} - set(self.ids)
-        if missing:
-            raise LabGone(f"the lab has no {', '.join(sorted(missing))} widget (is the app notebook broken?)")
-
-    def status_text(self):
-        return re.sub(r"<[^>]+>", "", self.models[self.ids["status"]].get("value", ""))
-
-    async def change(self, role, state, timeout=MOVE_TIMEOUT):
-        """Set a widget's state as the browser does; returns seconds until the kernel is idle with a new status."""
-        updated = []
-
-        def on_message(msg):
-            content = msg.get("content", {})
-            data = content.get("data", {})
-            if msg.get("msg_type") == "comm_msg" and data.get("method") in ("update", "echo_update"):
-                model = content.get("comm_id")
-                if model in self.models:
-                    self.models[model].update(data.get("state", {}))
-                    if model == self.ids["status"] and "value" in data.get("state", {}):
-                        updated.append(model)
-
-        seconds = await self.request("comm_msg", {"comm_id": self.ids[role], "data": {
-            "method": "update", "state": state, "buffer_paths": []}}, timeout, on_message)
-        if not updated:
-            raise LabGone(f"the lab did not answer the {role} change {state} (no new status line)")
-        return seconds
-
-    async def close(self):
-        if self.ws is not None:
-            self.ws.close()
-            self.ws = None
+    async def setting(self, key):
+        """A setting's payload (what a click on an optimizer, beta or steps fetches); seconds it took."""
+        t0 = time.monotonic()
+        _, blob = await self.get(f"{self.prefix}payloads/{key}.bin")
+        header, paths, _ = decode(blob)
+        if header["key"] != key or paths.shape[0] != 401:
+            raise Failed(f"payload of {key}: got {header['key']} with {paths.shape[0]} learning rates")
+        return time.monotonic() - t0
 
 
-THINK = (1.0, 3.0)  # seconds between two moves of one learner
+def own_settings(count, rng):
+    """``count`` settings a learner picks on its own, as the page offers them: an optimizer; for Momentum a beta
+    from the slider (0.00..0.99), mostly at the default 100 steps; else a step count from the list."""
+    found = []
+    for _ in range(count):
+        optimizer = rng.choice(("SGD", "Momentum", "Adam"))
+        steps = 100 if optimizer == "Momentum" and rng.random() < 0.7 else rng.randrange(1, 51) * 10
+        found.append(setting_key(optimizer, rng.randrange(0, 100) / 100, steps))
+    return found
 
 
-async def one_learner(base, token, moves, seed, leave=True, think=THINK):
-    """Arrive, wait for the live lab, move the slider, switch optimizers, leave. Returns a result dict."""
-    rng = random.Random(seed)
-    learner = Learner(base, token, name=f"learner {seed}")
-    result = {"time_to_lab": None, "moves": [], "switches": [], "error": None, "room_full": False}
-    t0 = time.perf_counter()
+async def one_learner(server, rng, together, own, think, arrive_at, asked):
+    result = {"time_to_lab": None, "together": None, "own": [], "reload": None, "error": None}
+    learner = Learner(server.base, server.token)
     try:
-        code, html = await learner.load_page()
-        if code == 503:
-            result["room_full"] = "classroom-full" in html
-            raise LabGone("the room is full (503)")
-        if code != 200 or not learner.kernel_id:
-            raise LabGone(f"the page answered HTTP {code} without a lab")
-        await learner.connect()
-        await learner.fetch_widgets()
-        result["time_to_lab"] = time.perf_counter() - t0
-        current = learner.models[learner.ids["slider"]].get("value")
-        lrs = [lr for lr in MOVE_LRS if lr != current]  # a move to the current value retrains nothing
-        rng.shuffle(lrs)
-        for i in range(moves):
+        result["time_to_lab"] = await learner.arrive()
+        await asyncio.sleep(max(0.0, arrive_at - time.monotonic()))  # everyone switches when the instructor says
+        result["together"] = await learner.setting(together)
+        for key in own:
             await asyncio.sleep(rng.uniform(*think))
-            result["moves"].append(await learner.change("slider", {"value": lrs[i % len(lrs)]}))
-        labels = learner.models[learner.ids["optimizer"]].get("_options_labels", [])
-        for name in OPTIMIZER_SWITCHES:
-            if name in labels:
-                await asyncio.sleep(rng.uniform(*think))
-                result["switches"].append(await learner.change("optimizer", {"index": labels.index(name)}))
-    except (LabGone, TimeoutError, asyncio.TimeoutError, OSError) as err:
+            new = key not in asked  # nobody in the room asked for it before: the worker computes it now
+            asked.add(key)
+            result["own"].append((await learner.setting(key), new))
+        result["reload"] = await learner.arrive()
+    except Exception as err:  # noqa: BLE001 - counted and shown: a benchmark reports, it does not stop
         result["error"] = f"{type(err).__name__}: {err}"
-    finally:
-        try:
-            if leave and learner.kernel_id:
-                await learner.shutdown_like_page_unload()
-        except Exception as err:  # noqa: BLE001 - the result says it; the server check finds leftovers
-            result["error"] = result["error"] or f"leaving failed: {err}"
-        await learner.close()
     return result
 
 
-async def arrive_together(base, token, n, moves, think=THINK, seed=0):
+async def room_of(server, n, seed, own_count, think, asked):
     AsyncHTTPClient.configure(None, max_clients=max(10, 2 * n))
-    return await asyncio.gather(*(one_learner(base, token, moves, seed * 1000 + i, think=think) for i in range(n)))
+    rng = random.Random(seed)
+    while (together := setting_key("Momentum", rng.randrange(0, 100) / 100, 100)) in asked:
+        pass
+    asked.add(together)
+    owns = [own_settings(own_count, rng) for _ in range(n)]
+    arrive_at = time.monotonic() + 5 + n * 0.05
+    return together, await asyncio.gather(*(one_learner(server, random.Random(seed * 1000 + i), together, owns[i],
+                                                        think, arrive_at, asked) for i in range(n)))
 
 
-# ---- one room, and the whole table ------------------------------------------------------------------------
-class KernelCPU:
-    """CPU seconds of a server's kernels from now until ``stop()``, sampled every half second (a kernel that ends
-    keeps its last sample); kernels started meanwhile count from 0 and are also reported apart."""
+def measure_room(server, n, seed, own_count, think, asked):
+    before = server.usage()
+    t0 = time.monotonic()
+    together, results = asyncio.run(room_of(server, n, seed, own_count, think, asked))
+    took = time.monotonic() - t0
+    after = server.usage()
+    errors = [r["error"] for r in results if r["error"]]
+    own = [took for r in results for took, _ in r["own"]]
+    own_new = [took for r in results for took, new in r["own"] if new]
 
-    def __init__(self, server):
-        import threading
+    def stat(values, q):
+        value = percentile([v for v in values if v is not None], q)
+        return None if value is None else round(value, 3)
 
-        self.server, self.first, self.last, self.new = server, {}, {}, set()
-        for proc in server.kernels():
-            self._sample(proc, at_start=True)
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _sample(self, proc, at_start=False):
-        try:
-            seconds = sum(proc.cpu_times()[:2])
-        except psutil.Error:
-            return
-        if proc.pid not in self.first:
-            self.first[proc.pid] = seconds if at_start else 0.0
-            if not at_start:
-                self.new.add(proc.pid)
-        self.last[proc.pid] = seconds
-
-    def _run(self):
-        while not self._done.wait(0.5):
-            for proc in self.server.kernels():
-                self._sample(proc)
-
-    def stop(self):
-        """(CPU s of all kernels, number started during the run, CPU s of those)."""
-        self._done.set()
-        self._thread.join()
-        for proc in self.server.kernels():
-            self._sample(proc)
-        spent = {pid: self.last[pid] - self.first[pid] for pid in self.first}
-        return sum(spent.values()), len(self.new), sum(spent[pid] for pid in self.new)
-
-
-def run_room(n, moves, heat_timeout, think=THINK, log_dir=None):
-    """Serve a room of ``n`` (n places, n pre-heated), let n learners arrive at once; returns the figures."""
-    available_before = psutil.virtual_memory().available / 2**20
-    server = ClassroomServer(room=n, pool=n, log_dir=log_dir)
-    row = {"n": n, "errors": None, "outlived": None}
-    try:
-        t0 = time.monotonic()
-        server.wait_listening()
-        server.wait_heated(n, heat_timeout)
-        row["heat_s"] = time.monotonic() - t0
-        rss, uss, total = server.memory()
-        row.update(rss_per_kernel_mb=statistics.mean(rss) if rss else None, rss_total_mb=total, kernels=len(rss),
-                   uss_per_kernel_mb=statistics.mean(uss) if uss else None,
-                   heat_cpu_s_per_lab=server.kernel_cpu_seconds() / max(1, len(rss)))
-        cpu = psutil.cpu_percent(interval=None)
-        sampler = KernelCPU(server)
-        spent = (server.server_cpu_seconds(), time.process_time(), time.monotonic())
-        results = asyncio.run(arrive_together(server.base, server.token, n, moves, think))
-        row["cpu_percent_during"] = psutil.cpu_percent(interval=None) if cpu is not None else None
-        # Where the session's CPU went: the labs (kernels; those started during the session, when Voila refills
-        # its pool, counted separately), the Voila server relaying messages, and this script playing the
-        # learners' browsers (in a real room, on the learners' own machines).
-        kernels_s, new_kernels, new_kernels_s = sampler.stop()
-        row.update(session_s=time.monotonic() - spent[2], cpu_kernels_s=kernels_s, kernels_started=new_kernels,
-                   cpu_new_kernels_s=new_kernels_s, cpu_server_s=server.server_cpu_seconds() - spent[0],
-                   cpu_learners_s=time.process_time() - spent[1])
-        row["available_drop_mb"] = available_before - psutil.virtual_memory().available / 2**20
-        ttl = [r["time_to_lab"] for r in results if r["time_to_lab"] is not None]
-        move = [m for r in results for m in r["moves"]]
-        switch = [m for r in results for m in r["switches"]]
-        errors = [r["error"] for r in results if r["error"]]
-        row.update(ttl_p50=percentile(ttl, 50), ttl_p95=percentile(ttl, 95), move_p50=percentile(move, 50),
-                   move_p95=percentile(move, 95), switch_p50=percentile(switch, 50),
-                   switch_p95=percentile(switch, 95), moves=len(move), errors=len(errors),
-                   error_samples=sorted(set(errors))[:3])
-    except (TimeoutError, RuntimeError) as err:
-        row["errors"] = n
-        row["error_samples"] = [str(err).splitlines()[0]]
-    finally:
-        row["stop_s"], outlived = server.stop()
-        row["outlived"] = len(outlived)
+    ttl = [r["time_to_lab"] for r in results]
+    tog = [r["together"] for r in results]
+    row = {
+        "learners": n, "seconds": round(took, 1), "errors": len(errors), "error_examples": errors[:3],
+        "time_to_lab_p50": stat(ttl, 50), "time_to_lab_p95": stat(ttl, 95),
+        "together_key": together, "together_p50": stat(tog, 50), "together_p95": stat(tog, 95),
+        "own_count": len(own), "own_p50": stat(own, 50), "own_p95": stat(own, 95),
+        "own_new_count": len(own_new), "own_new_p50": stat(own_new, 50), "own_new_p95": stat(own_new, 95),
+        "reload_p95": stat([r["reload"] for r in results], 95),
+        "new_settings": 1 + len(own_new),  # the instructor's and the learners' new ones: what the worker computed
+        "rss_mb": {k: round(v[1] / 2**20) for k, v in after.items()},
+        "cpu_s": {k: round(after[k][0] - before.get(k, (0, 0))[0], 2) for k in after},
+    }
+    row["worker_cpu_per_new_s"] = round(row["cpu_s"].get("worker", 0) / row["new_settings"], 2)
     return row
 
 
-def meets_targets(row):
-    return (row.get("errors") == 0 and row.get("outlived") == 0 and row.get("ttl_p95") is not None
-            and row["ttl_p95"] <= TARGET_TIME_TO_LAB and row["move_p95"] is not None
-            and row["move_p95"] <= TARGET_MOVE)
+# ---- the browser: slider moves ------------------------------------------------------------------------------
+CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
+MOVES_JS = """async (n) => {
+  const slider = document.querySelector('.lr-lab-slider'), canvas = document.querySelector('.lr-lab-figure canvas');
+  const settle = () => new Promise((r) => {  // after every task and microtask the event queued (no timer clamp)
+    const c = new MessageChannel(); c.port1.onmessage = r; c.port2.postMessage(0);
+  });
+  const drags = [], releases = [], start = Number(slider.value), max = Number(slider.max), first = canvas.toDataURL();
+  let redrawn = 0;
+  for (let i = 0; i < n; i++) {
+    slider.value = String((start + 7 * (i + 1)) % (max + 1));
+    let t0 = performance.now();
+    slider.dispatchEvent(new Event('input'));       // a drag: drawn from the payload in the page
+    await settle();
+    drags.push(performance.now() - t0);
+    if (i % 10 === 9) {                             // every tenth move is a release: a try, the status line
+      t0 = performance.now();
+      slider.dispatchEvent(new Event('change'));
+      await settle();
+      releases.push(performance.now() - t0);
+      if (canvas.toDataURL() !== first) redrawn++;
+    }
+  }
+  return { drags, releases, redrawn, status: document.querySelector('.lr-lab-status').textContent };
+}"""
 
 
-def _fmt(value, scale=1.0, digits=2):
-    return "-" if value is None else f"{value * scale:.{digits}f}"
+def browser_moves(server, moves=100, lang=None):
+    """One page in Chromium: per-move times in the page, requests sent during the moves, server CPU then."""
+    from playwright.sync_api import sync_playwright
+
+    requests, errors = [], []
+    with sync_playwright() as manager:
+        browser = manager.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+            "--disable-component-update", "--disable-sync"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            t0 = time.monotonic()
+            page.goto(server.url if not lang else server.url.replace("/?", f"/{lang}/?"))
+            page.wait_for_selector(".lr-lab-status:not(:empty)", timeout=60_000)
+            page_ready = time.monotonic() - t0
+            status_before = page.inner_text(".lr-lab-status")
+            loaded = len(requests)
+            cpu_before = {k: v[0] for k, v in server.usage().items()}
+            t1 = time.monotonic()
+            out = page.evaluate(MOVES_JS, moves)
+            wall = time.monotonic() - t1
+            cpu_after = {k: v[0] for k, v in server.usage().items()}
+        finally:
+            browser.close()
+    drags, releases = out["drags"], out["releases"]
+    return {"moves": moves, "page_ready_s": round(page_ready, 2), "move_p50_ms": round(percentile(drags, 50), 2),
+            "move_p95_ms": round(percentile(drags, 95), 2), "move_max_ms": round(max(drags), 2),
+            "release_p95_ms": round(percentile(releases, 95), 2) if releases else None,
+            "redrawn_releases": out["redrawn"], "releases": len(releases),
+            "requests_during_moves": len(requests) - loaded,
+            "requests_off_host": [u for u in requests if not u.startswith(server.base + "/")],
+            "server_cpu_during_moves_s": {k: round(cpu_after[k] - cpu_before.get(k, 0), 3) for k in cpu_after},
+            "wall_s": round(wall, 2), "status_changed": out["status"] != status_before, "errors": errors}
 
 
-def print_table(rows, out=sys.stdout):
-    print("\n| learners | heat pool s (CPU s per lab) | time to lab p50 / p95 s | move p50 / p95 ms "
-          "| switch p50 / p95 ms | errors | per kernel MB RSS / unique | total RSS MB | available memory drop MB "
-          "| outlived the server | verdict |", file=out)
-    print("|---|---|---|---|---|---|---|---|---|---|---|", file=out)
+# ---- the report -------------------------------------------------------------------------------------------
+def _fmt(value, unit=""):
+    return "-" if value is None else f"{value:g}{unit}"
+
+
+def table(rows):
+    lines = ["| learners | time to lab p50 / p95 s | together p50 / p95 s | own settings p50 / p95 s (n) | "
+             "of them new p50 / p95 s (n) | reload p95 s | errors | RSS MB launcher + worker | "
+             "CPU s launcher / worker (per new setting) | phase s | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        if r.get("skipped"):
-            print(f"| {r['n']} | skipped: {r['skipped']} |||||||||| - |", file=out)
-            continue
-        verdict = "OK" if meets_targets(r) else "over target"
-        print(f"| {r['n']} | {_fmt(r.get('heat_s'), digits=0)} ({_fmt(r.get('heat_cpu_s_per_lab'), digits=1)}) "
-              f"| {_fmt(r.get('ttl_p50'))} / {_fmt(r.get('ttl_p95'))} "
-              f"| {_fmt(r.get('move_p50'), 1000, 0)} / {_fmt(r.get('move_p95'), 1000, 0)} "
-              f"| {_fmt(r.get('switch_p50'), 1000, 0)} / {_fmt(r.get('switch_p95'), 1000, 0)} | {r.get('errors')} "
-              f"| {_fmt(r.get('rss_per_kernel_mb'), digits=0)} / {_fmt(r.get('uss_per_kernel_mb'), digits=0)} "
-              f"| {_fmt(r.get('rss_total_mb'), digits=0)} "
-              f"| {_fmt(r.get('available_drop_mb'), digits=0)} | {r.get('outlived')} | {verdict} |", file=out)
-    for r in rows:
-        for sample in r.get("error_samples") or ():
-            print(f"  N={r['n']} error: {sample}", file=out)
+        rss, cpu = r["rss_mb"], r["cpu_s"]
+        lines.append(f"| {r['learners']} | {_fmt(r['time_to_lab_p50'])} / {_fmt(r['time_to_lab_p95'])} | "
+                     f"{_fmt(r['together_p50'])} / {_fmt(r['together_p95'])} | {_fmt(r['own_p50'])} / "
+                     f"{_fmt(r['own_p95'])} ({r['own_count']}) | {_fmt(r['own_new_p50'])} / "
+                     f"{_fmt(r['own_new_p95'])} ({r['own_new_count']}) | {_fmt(r['reload_p95'])} | {r['errors']} | "
+                     f"{rss.get('launcher', 0)} + {rss.get('worker', 0)} | {cpu.get('launcher', 0):.1f} / "
+                     f"{cpu.get('worker', 0):.1f} ({r['worker_cpu_per_new_s']}) | {r['seconds']:.0f} | {r['load']} |")
+    return "\n".join(lines)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--learners", type=int, nargs="+", default=[5, 10, 20, 30], help="room sizes to test")
-    parser.add_argument("--moves", type=int, default=8, help="slider moves per learner (default 8)")
-    parser.add_argument("--think", type=float, nargs=2, default=list(THINK), metavar=("LOW", "HIGH"),
-                        help="seconds between a learner's moves, drawn uniformly (default 1 3)")
-    parser.add_argument("--deadline", type=float, default=1500, help="seconds for the whole run (default 1500)")
-    parser.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=int, nargs="+", default=[5, 20, 50, 100])
+    parser.add_argument("--own", type=int, default=2, help="own new settings per learner (default 2)")
+    parser.add_argument("--think", type=float, nargs=2, default=[30.0, 90.0], metavar=("LOW", "HIGH"),
+                        help="seconds between a learner's setting changes (default 30 90: one a minute)")
+    parser.add_argument("--moves", type=int, default=100, help="slider moves in Chromium (default 100; 0: none)")
+    parser.add_argument("--deadline", type=float, default=3600, help="stop the whole run after this many seconds")
+    parser.add_argument("--json", default=None, help="also write the figures to this file")
     args = parser.parse_args(argv)
-    for n in args.learners:
-        if not 1 <= n <= 60:
-            parser.error(f"--learners: each room size must be in 1..60, got {n}")
-    if not 1 <= args.moves <= 50:
-        parser.error(f"--moves must be in 1..50, got {args.moves}")
-    if not 0 <= args.think[0] <= args.think[1] <= 60:
-        parser.error(f"--think LOW HIGH must satisfy 0 <= LOW <= HIGH <= 60, got {args.think}")
-    os.environ.setdefault("GLOG_v", "3")
-    started = time.monotonic()
-    cpus = os.cpu_count()
-    print(f"classroom load test: {cpus} CPU(s), {psutil.virtual_memory().total / 2**30:.1f} GiB memory "
-          f"({psutil.virtual_memory().available / 2**30:.1f} available), load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; learners {args.learners}, {args.moves} moves each, "
-          f"{args.think[0]:g}-{args.think[1]:g} s apart")
-    rows, per_kernel_mb = [], 400.0  # unique memory of one lab, updated from each room measured
-    for n in args.learners:
-        left = args.deadline - (time.monotonic() - started)
-        need_mb = n * per_kernel_mb * 1.5 + 1024
-        available_mb = psutil.virtual_memory().available / 2**20
-        if left < 60:
-            rows.append({"n": n, "skipped": f"the run's deadline ({args.deadline:.0f} s) is reached"})
-            continue
-        if need_mb > available_mb:
-            rows.append({"n": n, "skipped": f"needs about {need_mb / 1024:.1f} GiB, {available_mb / 1024:.1f} "
-                                            "available"})
-            continue
-        print(f"N={n}: heating {n} labs, then {n} learners arrive at once ...", flush=True)
-        row = run_room(n, args.moves, heat_timeout=min(left - 30, 60 + 20 * n), think=tuple(args.think))
-        rows.append(row)
-        per_kernel_mb = max(per_kernel_mb, row.get("uss_per_kernel_mb") or 0)
-        figures = {k: v for k, v in row.items() if k != "error_samples"}
-        print(f"  done in {time.monotonic() - started:.0f} s: {json.dumps(figures, default=str)}", flush=True)
-    print_table(rows)
-    ok = [r["n"] for r in rows if not r.get("skipped") and meets_targets(r)]
-    bad = [r["n"] for r in rows if not r.get("skipped") and not meets_targets(r)]
-    largest_ok = max((n for n in ok if all(b > n for b in bad)), default=None)
-    print(f"\ncapacity of this machine: {largest_ok if largest_ok else 'none of the tested rooms'} learners "
-          f"(0 errors, p95 time to lab <= {TARGET_TIME_TO_LAB:.0f} s, p95 move <= {TARGET_MOVE * 1000:.0f} ms)")
-    print("goal (a room of 20):", "MET" if largest_ok and largest_ok >= 20 else "NOT MET")
-    outlived = sum(r.get("outlived") or 0 for r in rows)
-    print(f"processes that outlived their server: {outlived}", "(OK)" if outlived == 0 else "(BUG: they were killed)")
-    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "
-          f"run took {time.monotonic() - started:.0f} s")
+    if any(n < 1 or n > 400 for n in args.learners) or args.own < 0 or not 0 <= args.think[0] <= args.think[1]:
+        parser.error("learners must be in 1..400, --own >= 0, --think LOW <= HIGH")
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("the run's --deadline passed")))
+    signal.alarm(int(args.deadline))
+    load_start = os.getloadavg()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    print(f"{started:%Y-%m-%d %H:%M} UTC, {psutil.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.1f} GB, "
+          f"load average {load_start[0]:.1f} at the start", flush=True)
+    server = ClassroomServer(room=sum(args.learners) + 10)
+    report = {"started": started.isoformat(timespec="minutes"), "load_start": load_start, "rooms": []}
+    try:
+        report["ready_s"] = round(server.wait_ready(), 1)
+        print(f"server ready (MindSpore compiled, presets computed) in {report['ready_s']} s", flush=True)
+        asked = set(classroom.PRESET_KEYS)
+        for i, n in enumerate(args.learners):
+            row = measure_room(server, n, seed=i + 1, own_count=args.own, think=args.think, asked=asked)
+            row["load"] = round(os.getloadavg()[0], 1)
+            report["rooms"].append(row)
+            print(json.dumps(row), flush=True)
+        if args.moves:
+            report["browser"] = browser_moves(server, args.moves)
+            print(json.dumps(report["browser"]), flush=True)
+    finally:
+        signal.alarm(0)
+        took, outlived = server.stop()
+        report["stop_s"], report["outlived"] = round(took, 1), sorted(outlived)
+        report["load_end"] = os.getloadavg()
+        shutil.rmtree(server.cache, ignore_errors=True)  # its computed settings; the server's log stays
+        print(f"the server's log: {server.log_path}")
+    rooms = report["rooms"]
+    print("\n" + table(rooms))
+    worst = {"time_to_lab_p95": max((r["time_to_lab_p95"] or 0) for r in rooms),
+             "own_p95": max((r["own_new_p95"] or 0) for r in rooms), "errors": sum(r["errors"] for r in rooms)}
+    if "browser" in report:
+        b = report["browser"]
+        worst["move_p95_ms"] = b["move_p95_ms"]
+        cpu = sum(b["server_cpu_during_moves_s"].values())
+        print(f"\nChromium, one page, {b['moves']} moves: browser time per move (a drag) p50 {b['move_p50_ms']} ms, "
+              f"p95 {b['move_p95_ms']} ms (max {b['move_max_ms']}); per release (every tenth move: a try and the "
+              f"status line) p95 {b['release_p95_ms']} ms; requests during the moves: "
+              f"{b['requests_during_moves']}; server CPU during them: {cpu:.3f} s ({cpu / b['moves'] * 1000:.2f} ms "
+              f"per move; launcher and worker idle); requests off 127.0.0.1: {len(b['requests_off_host'])}; "
+              f"console errors: {len(b['errors'])}")
+    print("\nGoals (measured / goal, the worst room):")
+    for name, goal in GOALS.items():
+        if name in worst:
+            ratio = "" if not goal else f" = {worst[name] / goal:.2f}x"
+            print(f"  {name}: {worst[name]} / {goal}{ratio}")
+    print(f"Load average {report['load_start'][0]:.1f} at the start, {report['load_end'][0]:.1f} at the end "
+          f"(1-minute); server ready in {report['ready_s']} s; stopped with Ctrl-C in {report['stop_s']} s; "
+          f"processes that outlived it: {len(report['outlived'])}")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1, default=str))
-    return 0 if outlived == 0 else 1
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    failed = worst["errors"] or report["outlived"]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ import numpy as np
 from mindspore import Parameter, Tensor
 from mindspore.train import Callback
 
-from course_utils.messages import t
-from course_utils.plots import plot_loss
+from course_utils.figure_text import text
+from course_utils.messages import lazy, t
+from course_utils.plots import LOSS_TITLE, plot_loss
 
 PROGRESS_KINDS = ("auto", "notebook", "text")
 
@@ -138,6 +139,10 @@ class HistoryRecorder(Callback):
         return (f"HistoryRecorder({len(self.epoch_losses)} epochs, {len(self.step_losses)} steps, "
                 f"{len(self.eval_results)} evaluations)")
 
+    def __str__(self):  # what print() shows a learner, in the course's language
+        return t("HistoryRecorder({epochs} epochs, {steps} steps, {evaluations} evaluations)",
+                 epochs=len(self.epoch_losses), steps=len(self.step_losses), evaluations=len(self.eval_results))
+
 
 class LiveLossPlot(Callback):
     """Draw the training loss of every step (log scale) and, in fit, the validation value ``monitor`` of every
@@ -146,7 +151,7 @@ class LiveLossPlot(Callback):
     with one batch, or pass the name of a metric of the Model (``monitor="mse"``).
     """
 
-    def __init__(self, every=1, live=True, title="Training loss", monitor="eval_loss"):
+    def __init__(self, every=1, live=True, title=LOSS_TITLE, monitor="eval_loss"):
         super().__init__()
         _check_monitor(monitor)
         if isinstance(every, bool) or not isinstance(every, (int, np.integer)):
@@ -158,7 +163,7 @@ class LiveLossPlot(Callback):
         if not isinstance(title, str):
             raise TypeError(f"title must be a string, got {type(title).__name__}")
         self.every, self.live, self.title, self.monitor = int(every), live, title, monitor
-        self.figure, self.redraws, self._handle, self._drawn, self._epoch = None, 0, None, None, ""
+        self.figure, self.redraws, self._handle, self._drawn, self._epoch = None, 0, None, None, (0, 0)
         self.step_losses, self.val_steps, self.val_losses, self._warned = [], [], [], False
 
     def on_train_begin(self, run_context):
@@ -179,7 +184,7 @@ class LiveLossPlot(Callback):
 
     def on_train_epoch_end(self, run_context):
         cb_params = run_context.original_args()
-        self._epoch = f"epoch {cb_params.cur_epoch_num}/{cb_params.epoch_num}"
+        self._epoch = (cb_params.cur_epoch_num, cb_params.epoch_num)
         if cb_params.cur_epoch_num % self.every == 0:
             self._draw()
 
@@ -192,9 +197,12 @@ class LiveLossPlot(Callback):
             return
         ax = self.figure.axes[0]
         ax.clear()
-        plot_loss(self.step_losses, ax=ax, label="train (each step)", title=f"{self.title}, {self._epoch}")
+        title = text(lazy("{title}, epoch {epoch}/{total}"), title=text(self.title), epoch=self._epoch[0],
+                     total=self._epoch[1])
+        plot_loss(self.step_losses, ax=ax, label=lazy("train (each step)"), title=title)
         if self.val_losses:
-            ax.plot(self.val_steps, self.val_losses, "o-", label=f"validation {self.monitor} (each epoch)")
+            ax.plot(self.val_steps, self.val_losses, "o-",
+                    label=text(lazy("validation {monitor} (each epoch)"), monitor=self.monitor))
             ax.legend()
         self.redraws, self._drawn = self.redraws + 1, state
         if self.live:
@@ -217,18 +225,20 @@ class ProgressBar(Callback):
 
     ``kind``: "auto" (a widget in Jupyter, text elsewhere), "notebook" (always the widget) or "text".
     ``timings=False`` leaves out elapsed time and speed, so a text bar prints the same text on every run.
-    ``monitor`` is the validation value shown in fit (see LiveLossPlot about ``eval_loss``).
+    ``monitor`` is the validation value shown in fit (see LiveLossPlot about ``eval_loss``). ``desc`` labels the
+    bar ("train" by default, in the course's language; its steps, epoch and losses are too).
     """
 
-    def __init__(self, kind="auto", timings=True, desc="train", file=None, monitor="eval_loss"):
+    def __init__(self, kind="auto", timings=True, desc=None, file=None, monitor="eval_loss"):
         super().__init__()
         _check_monitor(monitor)
         if not isinstance(kind, str) or kind not in PROGRESS_KINDS:
             raise ValueError(f"kind must be one of {PROGRESS_KINDS}, got {kind!r}")
         if not isinstance(timings, bool):
             raise TypeError(f"timings must be True or False, got {timings!r}")
-        if not isinstance(desc, str):
-            raise TypeError(f"desc must be a string, got {type(desc).__name__}")
+        if desc is not None and not isinstance(desc, str):
+            raise TypeError(f"desc must be a string (or None: 'train', in the course's language), got "
+                            f"{type(desc).__name__}")
         if file is not None:
             if not callable(getattr(file, "write", None)):
                 raise TypeError(f"file must have a write() method (e.g. sys.stdout), got {type(file).__name__}")
@@ -249,8 +259,8 @@ class ProgressBar(Callback):
 
     def on_train_begin(self, run_context):
         cb_params = run_context.original_args()
-        options = {"total": cb_params.epoch_num * cb_params.batch_num, "desc": self.desc, "unit": "step",
-                   "leave": True, "file": self.file}
+        options = {"total": cb_params.epoch_num * cb_params.batch_num, "leave": True, "file": self.file,
+                   "desc": t("train") if self.desc is None else self.desc, "unit": t("step")}
         if not self.timings:  # no time, no rate, and a refresh at every step: the same text every run
             options.update(bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt}{postfix}",
                            mininterval=0, miniters=1)
@@ -269,7 +279,9 @@ class ProgressBar(Callback):
     def on_eval_end(self, run_context):  # in fit: keep the last validation loss on the bar
         value = _monitored(self, run_context.original_args(), training=self.bar is not None)
         if self.bar is not None and value is not None:
-            self._val = f", val_{self.monitor.replace('eval_', '')} {float(value):.4f}"
+            name = self.monitor.replace("eval_", "")
+            self._val = (t(", val_loss {value:.4f}", value=float(value)) if name == "loss"
+                         else t(", val_{name} {value:.4f}", name=name, value=float(value)))
             self.bar.set_postfix_str(self._step + self._val)
 
     def on_train_end(self, run_context):

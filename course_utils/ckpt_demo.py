@@ -10,6 +10,9 @@ import binascii
 import os
 
 from course_utils.errors import CaughtError, expect_error, quiet_python_logs  # noqa: F401
+from course_utils.messages import lazy
+
+CONTENTS_TITLE = lazy("What a checkpoint file holds")
 
 # A .ckpt saved with crc_check=True ends with b"crc_num" and the CRC32 of everything before it, as 10
 # big-endian bytes (MindSpore 2.10, mindspore/train/serialization.py).
@@ -59,7 +62,7 @@ def reseal_crc(path):
         f.write(body + _CRC_TAG + binascii.crc32(body).to_bytes(_CRC_BYTES, "big"))
 
 
-def plot_checkpoint_contents(files, never_saved, ax=None, title="What a checkpoint file holds"):
+def plot_checkpoint_contents(files, never_saved, ax=None, title=CONTENTS_TITLE):
     """A grid: one row per entry, one column per file, a filled box where the file holds the entry.
 
     ``files`` maps a file name to the names of its entries (``list(ms.load_checkpoint(path))``);
@@ -68,6 +71,8 @@ def plot_checkpoint_contents(files, never_saved, ax=None, title="What a checkpoi
     if not isinstance(files, dict) or not files or not all(isinstance(k, list) for k in files.values()):
         raise TypeError("files must map each file name to the list of its entry names")
     from matplotlib.patches import Rectangle
+
+    from course_utils.figure_text import text
 
     rows = list(dict.fromkeys(name for names in files.values() for name in names)) + list(never_saved)
     if ax is None:
@@ -79,7 +84,7 @@ def plot_checkpoint_contents(files, never_saved, ax=None, title="What a checkpoi
             held = entry in names
             ax.add_patch(Rectangle(
                 (col - 0.4, row - 0.35), 0.8, 0.7, color="tab:green" if held else "0.92"))
-            ax.text(col, row, "saved" if held else "-", ha="center", va="center", fontsize=8)
+            ax.text(col, row, text(lazy("saved")) if held else "-", ha="center", va="center", fontsize=8)
     ax.set_xlim(-0.5, len(files) - 0.5)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xticks(range(len(files)), list(files))
@@ -90,5 +95,5 @@ def plot_checkpoint_contents(files, never_saved, ax=None, title="What a checkpoi
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    ax.set_title(title, fontsize=10, pad=22)
+    ax.set_title(text(title), fontsize=10, pad=22)
     return ax

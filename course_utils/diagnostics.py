@@ -20,7 +20,7 @@ FROZEN = "frozen"  # the parameters stopped changing although the gradient is no
 NO_PROGRESS = "no progress"  # the loss hardly fell, or is no better than predicting the mean
 HEALTHY = "healthy"
 VERDICTS = (DIVERGED, DIVERGING, EXPLODING, FROZEN, NO_PROGRESS, HEALTHY)  # most serious first
-# The verdict as the report's headline shows it (the Chinese edition adds its meaning after the name).
+# The verdict as the report's headline shows it (the Chinese edition: its Chinese, then the English name).
 _HEADLINES = {DIVERGED: lazy("DIVERGED"), DIVERGING: lazy("DIVERGING"), EXPLODING: lazy("EXPLODING GRADIENTS"),
               FROZEN: lazy("FROZEN"), NO_PROGRESS: lazy("NO PROGRESS"), HEALTHY: lazy("HEALTHY")}
 
@@ -47,7 +47,9 @@ class HealthReport:
         lines = [t("Training health: {verdict} ({steps} steps)", verdict=t(_HEADLINES[self.verdict]),
                    steps=self.steps)]
         lines += [f"  {line}" for line in self.facts]
-        lines += [f"  ! {verdict}: {text}" for verdict, text in self.findings]
+        # a finding names its verdict as the headline does, in lower case ("diverged"; in Chinese "已发散（diverged）")
+        lines += [t("  ! {verdict}: {text}", verdict=t(_HEADLINES[verdict]).lower(), text=text)
+                  for verdict, text in self.findings]
         return "\n".join(lines)
 
     def __repr__(self):

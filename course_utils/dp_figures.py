@@ -1,12 +1,15 @@
 """Notebook 15's two pictures: one data-parallel step (shards, gradients, all-reduce) and a launch's timeline.
 
-Both return a matplotlib Figure sized for a 900-pixel notebook column.
+Both return a matplotlib Figure sized for a 900-pixel notebook column; their text is Chinese in the Chinese
+edition (course_utils.figure_text).
 """
 
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from course_utils._validate import require_int
+from course_utils.figure_text import text
+from course_utils.messages import lazy
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
 
@@ -30,31 +33,33 @@ def data_parallel_figure(rows=8, workers=2):
     ax.axis("off")
     height = 5.0 / rows
     for r in range(rows):  # the batch, rows dealt out like cards: row r goes to worker r % workers
-        _box(ax, 0.2, 5.5 - (r + 1) * height, 1.2, height * 0.9, f"row {r}", COLOURS[r % workers], 8)
-    ax.text(0.8, 5.7, "one batch", ha="center", fontsize=10)
+        _box(ax, 0.2, 5.5 - (r + 1) * height, 1.2, height * 0.9, text(lazy("row {r}"), r=r), COLOURS[r % workers], 8)
+    ax.text(0.8, 5.7, text(lazy("one batch")), ha="center", fontsize=10)
     lane = 5.0 / workers
     for k in range(workers):
         y = 5.5 - (k + 1) * lane + lane * 0.2
         mine = ", ".join(str(r) for r in range(k, rows, workers))
-        _box(ax, 2.3, y, 2.2, lane * 0.6, f"worker {k}\nrows {mine}\nloss on its shard", COLOURS[k], 8)
-        _box(ax, 5.0, y, 1.5, lane * 0.6, f"gradient g{k}", "white", 9)
+        _box(ax, 2.3, y, 2.2, lane * 0.6, text(lazy("worker {k}\nrows {rows}\nloss on its shard"), k=k, rows=mine),
+             COLOURS[k], 8)
+        _box(ax, 5.0, y, 1.5, lane * 0.6, text(lazy("gradient g{k}"), k=k), "white", 9)
         _arrow(ax, (1.45, 5.5 - (k + 0.5) * lane), (2.3, y + lane * 0.3))
         _arrow(ax, (4.5, y + lane * 0.3), (5.0, y + lane * 0.3))
         _arrow(ax, (6.5, y + lane * 0.3), (7.1, 2.75))
-        _box(ax, 8.6, y, 1.3, lane * 0.6, f"copy {k}:\nw - lr g", COLOURS[k], 8)
+        _box(ax, 8.6, y, 1.3, lane * 0.6, text(lazy("copy {k}:\nw - lr g"), k=k), COLOURS[k], 8)
         _arrow(ax, (8.3, 2.75), (8.6, y + lane * 0.3))
     mean = " + ".join(f"g{k}" for k in range(workers))
-    _box(ax, 7.1, 2.1, 1.2, 1.3, f"all-reduce\n({mean})\n/ {workers}", "lightyellow", 8)
-    ax.text(5.0, 0.15, "every copy takes the same step from the same weights, so the copies stay equal",
+    _box(ax, 7.1, 2.1, 1.2, 1.3, text(lazy("all-reduce\n({mean})\n/ {workers}"), mean=mean, workers=workers),
+         "lightyellow", 8)
+    ax.text(5.0, 0.15, text(lazy("every copy takes the same step from the same weights, so the copies stay equal")),
             ha="center", fontsize=9)
-    ax.set_title("One data-parallel step: shards, gradients, all-reduce (gradients_mean=True)", fontsize=11)
+    ax.set_title(text(lazy("One data-parallel step: shards, gradients, all-reduce (gradients_mean=True)")), fontsize=11)
     fig.tight_layout()
     return fig
 
 
-PHASES = (("started", "imported", "start Python, import MindSpore", "lightgray"),
-          ("imported", "joined", "init(): wait until every process joined", "tab:orange"),
-          ("joined", "trained", "train (50 steps)", "tab:green"))
+PHASES = (("started", "imported", lazy("start Python, import MindSpore"), "lightgray"),
+          ("imported", "joined", lazy("init(): wait until every process joined"), "tab:orange"),
+          ("joined", "trained", lazy("train (50 steps)"), "tab:green"))
 
 
 def launch_timeline_figure(times, launched, returned):
@@ -66,11 +71,12 @@ def launch_timeline_figure(times, launched, returned):
     for rank, t in sorted(times.items()):
         for start, end, label, colour in PHASES:
             ax.barh(rank, t[end] - t[start], left=t[start] - launched, color=colour, edgecolor="black",
-                    label=label if rank == min(times) else None)
+                    label=text(label) if rank == min(times) else None)
     ax.axvline(0, color="black", linewidth=1)
-    ax.axvline(returned - launched, color="black", linestyle="--", linewidth=1, label="launch() returns")
-    ax.set(yticks=sorted(times), yticklabels=[f"rank {r}" for r in sorted(times)], xlabel="seconds after launch()",
-           title="Timeline of one msrun launch (msrun and the scheduler start first, at 0)")
+    ax.axvline(returned - launched, color="black", linestyle="--", linewidth=1, label=text(lazy("launch() returns")))
+    ax.set(yticks=sorted(times), yticklabels=[f"rank {r}" for r in sorted(times)],
+           xlabel=text(lazy("seconds after launch()")),
+           title=text(lazy("Timeline of one msrun launch (msrun and the scheduler start first, at 0)")))
     ax.invert_yaxis()
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.35 - 0.05 * len(times)), ncol=4)
     fig.tight_layout()

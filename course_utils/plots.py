@@ -1,9 +1,16 @@
 """Plots of training: the loss curve on a log scale, the path of (w, b) towards the target, and the decision
-boundary of a classifier of 2-D points."""
+boundary of a classifier of 2-D points. Their text is Chinese in the Chinese edition (course_utils.figure_text)."""
 
 import numpy as np
 
 from course_utils._validate import require_int, require_series, shown
+from course_utils.figure_text import text
+from course_utils.messages import lazy
+
+# The default titles (a title passed in is shown as given, or in Chinese when the catalogue has it).
+LOSS_TITLE = lazy("Training loss")
+TRAJECTORY_TITLE = lazy("Parameters during training")
+HOOKS_TITLE = lazy("Callback hooks in the order Model.fit called them")
 
 
 def _as_series(name, values, allow_nonfinite=False):
@@ -27,27 +34,27 @@ def _axes(ax):
     return ax
 
 
-def plot_loss(losses, ax=None, label=None, title="Training loss"):
+def plot_loss(losses, ax=None, label=None, title=LOSS_TITLE):
     """Draw losses per step on a log scale. NaN/inf steps are cut off and marked 'diverged'."""
     arr = _as_series("losses", losses, allow_nonfinite=True)
     ax = _axes(ax)
     finite = np.isfinite(arr)
     last = np.argmin(finite) if not finite.all() else arr.size
     steps = np.arange(arr.size)
-    line, = ax.plot(steps[:last], np.clip(arr[:last], 1e-12, None), label=label)
+    line, = ax.plot(steps[:last], np.clip(arr[:last], 1e-12, None), label=None if label is None else text(label))
     if last < arr.size:
         ax.axvline(last, color=line.get_color(), linestyle=":", linewidth=1)
-        ax.annotate("diverged", (last, 0.5), xycoords=("data", "axes fraction"), color=line.get_color())
+        ax.annotate(text(lazy("diverged")), (last, 0.5), xycoords=("data", "axes fraction"), color=line.get_color())
     ax.set_yscale("log")
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss (log scale)")
-    ax.set_title(title)
+    ax.set_xlabel(text(lazy("step")))
+    ax.set_ylabel(text(lazy("loss (log scale)")))
+    ax.set_title(text(title))
     if label is not None:
         ax.legend()
     return ax
 
 
-def plot_trajectory(ws, bs, target=(2.0, 0.0), ax=None, label=None, title="Parameters during training"):
+def plot_trajectory(ws, bs, target=(2.0, 0.0), ax=None, label=None, title=TRAJECTORY_TITLE):
     """Draw the path of (w, b), its start and end, and the target point."""
     w = _as_series("ws", ws)
     b = _as_series("bs", bs)
@@ -57,12 +64,12 @@ def plot_trajectory(ws, bs, target=(2.0, 0.0), ax=None, label=None, title="Param
     if pair.shape != (2,) or not np.all(np.isfinite(pair)):
         raise ValueError(f"target must be a finite pair (w, b), got {shown(target)}")
     ax = _axes(ax)
-    line, = ax.plot(w, b, marker=".", markersize=3, label=label)
+    line, = ax.plot(w, b, marker=".", markersize=3, label=None if label is None else text(label))
     ax.plot(w[0], b[0], "o", color=line.get_color(), fillstyle="none")
-    ax.plot(target[0], target[1], "*", color="crimson", markersize=12, label="target")
-    ax.set_xlabel("weight w")
-    ax.set_ylabel("bias b")
-    ax.set_title(title)
+    ax.plot(target[0], target[1], "*", color="crimson", markersize=12, label=text(lazy("target")))
+    ax.set_xlabel(text(lazy("weight w")))
+    ax.set_ylabel(text(lazy("bias b")))
+    ax.set_title(text(title))
     ax.legend()
     return ax
 
@@ -130,14 +137,17 @@ def plot_decision_boundary(predict, x, labels, ax=None, title=None, resolution=1
     ax.set_xlabel("$x_1$")
     ax.set_ylabel("$x_2$")
     if title is not None:
-        ax.set_title(title)
+        ax.set_title(text(title))
     return ax
 
 
 HOOK_LANES = ("train", "train_epoch", "train_step", "eval", "eval_epoch", "eval_step")
+# A bar's label: the whole run, validation, or the lane's last word (epoch, step), and its number.
+_LANE_LABELS = {"train": lazy("the whole run"), "eval": lazy("validation"), "epoch": lazy("epoch"),
+                "step": lazy("step")}
 
 
-def plot_hook_timeline(calls, ax=None, title="Callback hooks in the order Model.fit called them"):
+def plot_hook_timeline(calls, ax=None, title=HOOKS_TITLE):
     """Draw recorded callback hooks ("on_train_begin", "on_eval_step_end", ...) as nested bars over time.
 
     Each ``on_X_begin`` ... ``on_X_end`` pair becomes one bar on lane X, from the position of its begin
@@ -163,10 +173,11 @@ def plot_hook_timeline(calls, ax=None, title="Callback hooks in the order Model.
         counts[lane] += 1
         colour = "tab:blue" if lane.startswith("train") else "tab:orange"
         ax.barh(row, end - start, left=start, height=0.6, color=colour, alpha=0.35, edgecolor=colour)
-        label = {"train": "the whole run", "eval": "validation"}.get(lane, lane.split("_")[-1])
-        ax.text((start + end) / 2, row, f"{label} {counts[lane]}", ha="center", va="center", fontsize=8)
+        label = _LANE_LABELS.get(lane, _LANE_LABELS[lane.split("_")[-1]])
+        ax.text((start + end) / 2, row, text(lazy("{label} {n}"), label=text(label), n=counts[lane]), ha="center",
+                va="center", fontsize=8)
     ax.set_yticks(range(len(HOOK_LANES)), [f"on_{lane}_*" for lane in reversed(HOOK_LANES)])
     ax.set_xlim(-0.5, len(calls) - 0.5)
-    ax.set_xlabel("position in the recorded sequence of hook calls")
-    ax.set_title(title)
+    ax.set_xlabel(text(lazy("position in the recorded sequence of hook calls")))
+    ax.set_title(text(title))
     return ax

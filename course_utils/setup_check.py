@@ -5,11 +5,15 @@ From a notebook:                    ``from course_utils.setup_check import run; 
 A contributor (tests, lint, browser tests) adds the tools of requirements-dev.txt:  ``... setup_check --contributor``
 
 It fails only on what breaks a notebook: a Python other than 3.11 or 3.12, a missing package, numpy 2, a
-MindSpore other than 2.10. Another version of a package than the pinned one is a warning: it usually works.
+MindSpore the course was not tested on. Another version of a package than the pinned one is a warning: it usually
+works. MindSpore follows the tested version matrix (docs/version-matrix.json, written by ``make test-matrix``):
+the pinned 2.10 passes; an older minor version that was tested (2.7-2.9) passes with a warning naming the
+notebooks that differ on it and how; any other version fails, naming the versions that were tested.
 """
 
 import contextlib
 import io
+import json
 import os
 import re
 import sys
@@ -77,14 +81,90 @@ def check_python(version_info=None):
     return None
 
 
-def _breaks(name, found, pinned):
+# The tested version matrix (tools/matrix.py writes it; absent in an installed copy: then only the pin counts).
+MATRIX = Path(__file__).resolve().parent.parent / "docs" / "version-matrix.json"
+HOW = {"error": lazy("an error"), "changed output": lazy("a changed output"),
+       "numbers": lazy("numbers that differ in their last digits"),
+       "version-specific": lazy("a sentence about one MindSpore version (the lesson works)")}
+
+
+def load_matrix(path=MATRIX):
+    """The runs of the version matrix, {version: run}; {} when there is no matrix file (an installed copy)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be the path of docs/version-matrix.json (str or Path), got {type(path).__name__}")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{path} is not a readable version matrix ({exc}): restore it with `git checkout` "
+                         "or rewrite it with `make test-matrix`") from None
+    runs = data.get("runs") if isinstance(data, dict) else None
+    if not isinstance(runs, dict):
+        raise ValueError(f"{path} has no 'runs': restore it or rewrite it with `make test-matrix`")
+    return runs
+
+
+def _minor(version):
+    return str(version).split(".")[:2]
+
+
+def _differences(run):
+    """'00_setup (cells 4, 5: ...), 11_checkpoints (cell 51: a changed output)': the notebooks that differ."""
+    parts = []
+    for notebook, row in run.get("notebooks", {}).items():
+        cells = row.get("cells") or []
+        if not cells:
+            continue
+        hows = []
+        for kind in HOW:  # a changed output whose differing lines differ in their numbers only: "numbers"
+            numbers = [str(c["cell"]) for c in cells if c.get("cell") is not None
+                       and ("numbers" if c.get("numbers_only") else c.get("kind")) == kind]
+            if numbers:
+                hows.append(t("cell {cells}: {how}", cells=", ".join(numbers), how=t(HOW[kind])) if len(numbers) == 1
+                            else t("cells {cells}: {how}", cells=", ".join(numbers), how=t(HOW[kind])))
+        parts.append(f"{Path(notebook).stem} ({'; '.join(hows)})")
+    return ", ".join(parts)
+
+
+def check_mindspore_version(found, pinned, matrix=None):
+    """(problem, warning) for the installed MindSpore ``found`` against the pin and the tested matrix.
+
+    The pinned minor version: no problem (a warning for another patch release, as for any package). A minor
+    version the matrix has a run of: a warning naming the notebooks that differ there and how. Anything else:
+    a problem naming the tested versions.
+    """
+    runs = load_matrix() if matrix is None else matrix
+    if not isinstance(runs, dict):
+        raise TypeError("matrix must be {version: run} as docs/version-matrix.json's 'runs', "
+                        f"got {type(runs).__name__}")
+    found, pinned = str(found), str(pinned)
+    if _minor(found) == _minor(pinned):
+        return None, None
+    tested = sorted({*runs, pinned}, key=lambda v: [int(p) if p.isdigit() else 0 for p in v.split(".")])
+    same = [v for v in runs if _minor(v) == _minor(found)]
+    if not same:
+        return t("mindspore {found} is installed but the course is written for {pinned} and tested on {tested} "
+                 "only (docs/version-matrix.md): run `pip install mindspore=={pinned}`", found=found,
+                 pinned=pinned, tested=", ".join(tested)), None
+    version = max(same, key=lambda v: v == found)  # the exact release if it was tested, else its minor version's
+    run = runs[version]
+    differences = _differences(run)
+    summary = (t("these notebooks differ from their stored outputs there: {notebooks}; the others pass",
+                 notebooks=differences) if differences else t("every notebook passes as stored"))
+    return None, t("mindspore {found} is installed; the course is written for {pinned} and was tested on {version} "
+                   "({date}): {summary} (docs/version-matrix.md). To see every output as stored: "
+                   "`pip install mindspore=={pinned}`", found=found, pinned=pinned, version=version,
+                   date=run.get("date", "?"), summary=summary)
+
+
+def _breaks(name, found, pinned, matrix=None):
     """Why this installed version breaks the course, or None when it is only a different, compatible version."""
     if name == "numpy" and found.split(".")[0] != pinned.split(".")[0]:
         return t("numpy {found} is installed but the course pins {pinned} (MindSpore 2.10 is built against NumPy "
                  "1.x and breaks with numpy 2): run `pip install numpy=={pinned}`", found=found, pinned=pinned)
-    if name == "mindspore" and found.split(".")[:2] != pinned.split(".")[:2]:
-        return t("mindspore {found} is installed but the course is written for {pinned}: "
-                 "run `pip install mindspore=={pinned}`", found=found, pinned=pinned)
+    if name == "mindspore":
+        return check_mindspore_version(found, pinned, matrix)[0]
     return None
 
 
@@ -92,13 +172,15 @@ NOTEBOOK_INSTALL = lazy("`make venv` (or `pip install -r requirements.txt`)")  #
 CONTRIBUTOR_INSTALL = lazy("`make test` (or `pip install -r requirements-dev.txt`)")
 
 
-def check_packages(pins, installed=None, install_hint=NOTEBOOK_INSTALL):
+def check_packages(pins, installed=None, install_hint=NOTEBOOK_INSTALL, matrix=None):
     """Compare pins with installed versions. Returns (rows, problems, warnings); rows are (name, pinned, installed).
 
-    problems: missing packages and versions that break the course (numpy 2, another MindSpore minor version);
-    warnings: any other version than the pinned one (it usually works).
+    problems: missing packages and versions that break the course (numpy 2, a MindSpore minor version that is
+    neither the pinned one nor in the tested matrix); warnings: any other version than the pinned one (it
+    usually works), and a tested older MindSpore with the notebooks that differ on it. ``matrix``: the matrix's
+    runs ({version: run}); default: docs/version-matrix.json.
     """
-    for arg, value in (("pins", pins), ("installed", installed)):
+    for arg, value in (("pins", pins), ("installed", installed), ("matrix", matrix)):
         if value is not None and not isinstance(value, dict):
             raise TypeError(f"{arg} must be a dict {{package: version}}, got {type(value).__name__}")
     rows, problems, warnings = [], [], []
@@ -114,9 +196,12 @@ def check_packages(pins, installed=None, install_hint=NOTEBOOK_INSTALL):
         if found is None:
             problems.append(t("{name} is missing: run {install_hint}", name=name, install_hint=t(install_hint)))
         elif found != pinned:
-            broken = _breaks(name, str(found), str(pinned))
+            broken = _breaks(name, str(found), str(pinned), matrix)
+            tested = check_mindspore_version(found, pinned, matrix)[1] if name == "mindspore" else None
             if broken:
                 problems.append(broken)
+            elif tested:
+                warnings.append(tested)
             else:
                 warnings.append(t("{name} {found} is installed, the course is tested with {pinned}: this usually "
                                   "works; if something misbehaves, `pip install {name}=={pinned}`", name=name,
@@ -161,15 +246,16 @@ def run(requirements=REQUIREMENTS, out=None, contributor=False):
         tools = {k: v for k, v in read_pins(CONTRIBUTOR_REQUIREMENTS).items() if k not in groups[0][1]}
         groups.append((lazy("Packages for contributors:"), tools, CONTRIBUTOR_INSTALL))
     all_rows = []
+    matrix = load_matrix()
     for title, pins, hint in groups:
-        rows, group_problems, group_warnings = check_packages(pins, install_hint=hint)
+        rows, group_problems, group_warnings = check_packages(pins, install_hint=hint, matrix=matrix)
         problems += group_problems
         warnings += group_warnings
         all_rows += rows
         width = max(len(name) for name, _, _ in rows)
         print(t(title), file=out)
         for name, pinned, found in rows:
-            broken = found is None or (found != pinned and _breaks(name, str(found), str(pinned)) is not None)
+            broken = found is None or (found != pinned and _breaks(name, str(found), str(pinned), matrix) is not None)
             mark = "ok " if found == pinned else "!! " if broken else "~  "
             print(t("  {mark}{name:<{width}}  pinned {pinned:<10} installed {found}", mark=mark, name=name,
                     width=width, pinned=pinned, found=found or t("MISSING")), file=out)

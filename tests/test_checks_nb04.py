@@ -49,7 +49,7 @@ def _pipeline(shuffle=True, batch=16, drop=True, data=None, columns=("x", "y"), 
 
 
 def test_the_references_and_a_generator_dataset_pass():
-    for ex in (nb04.pipeline, nb04.minibatch_loop):
+    for ex in (nb04.pipeline, nb04.held_out_curve):
         result = ex.evaluate(reference(ex, ds=ds)[0])
         assert result.status == CORRECT, result.message
     rows = list(zip(*nb04.pipeline_data()))  # a random-access source of (x, y) rows
@@ -73,59 +73,94 @@ def test_pipeline_names_typical_mistakes(make, message):
     assert result.status == INCORRECT and message in result.message, result.message
 
 
-# ---- 04.5 the mini-batch loop ------------------------------------------------------------------------------
-def _loop(reshuffle=True, shuffle=True, drop=False, record_per_epoch=False, full_batch=False, optimizer="SGD",
-          train=True, spoil=False):
-    def train_minibatch(net, x, y, lr, batch_size, epochs):
-        losses = []
+# ---- 04.5 the training and held-out curves -----------------------------------------------------------------
+def _curve(reshuffle=True, shuffle=True, drop=False, reduce="weighted", full_batch=False, optimizer="SGD",
+           train=True, spoil=False, val_at="end", val_with_step=False, val_in_numpy=False):
+    def train_and_validate(net, x, y, x_val, y_val, lr, batch_size, epochs):
         size = len(x) if full_batch else batch_size
         dataset = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=shuffle).batch(size, drop_remainder=drop)
         opt = (nn.SGD(net.trainable_params(), learning_rate=lr) if optimizer == "SGD"
                else nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9))
-        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt)
+        loss_net = nn.WithLossCell(net, nn.MSELoss())
+        step = nn.TrainOneStepCell(loss_net, opt)
+        held_out = (ms.Tensor(x_val), ms.Tensor(y_val))
         iterator = dataset.create_tuple_iterator(num_epochs=epochs)
+        train_losses, val_losses = [], []
         for _ in range(epochs):
-            epoch_losses = []
-            for data in (iterator if reshuffle else dataset):
-                cell = step if train else nn.WithLossCell(net, nn.MSELoss())
-                epoch_losses.append(cell(*data).asnumpy().item())
-            losses += [float(np.mean(epoch_losses))] if record_per_epoch else epoch_losses
-        if spoil:  # the right losses, then the net is put somewhere else
+            if val_at == "begin":
+                val_losses.append(loss_net(*held_out).asnumpy().item())
+            losses, rows = [], []
+            for xb, yb in (iterator if reshuffle else dataset):
+                losses.append((step if train else loss_net)(xb, yb).asnumpy().item())
+                rows.append(xb.shape[0])
+            train_losses.append({"weighted": float(np.dot(losses, rows) / np.sum(rows)),
+                                 "plain": float(np.mean(losses)), "last": losses[-1]}[reduce])
+            if val_at == "end":
+                if val_in_numpy:  # the right number, without MindSpore: allowed, the training is what counts
+                    w, b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
+                    val_losses.append(float(np.mean((w * x_val.astype(np.float64) + b - y_val) ** 2)))
+                else:
+                    val_losses.append((step if val_with_step else loss_net)(*held_out).asnumpy().item())
+        if spoil:  # the right curves, then the net is put somewhere else
             ops.assign(net.dense.weight, ms.Tensor([[0.0]], ms.float32))
-        return losses
+        return train_losses, val_losses
 
-    return train_minibatch
+    return train_and_validate
 
 
-def _numpy_loop(net, x, y, lr, batch_size, epochs):
-    """The right losses from numpy alone, on the check's own shuffle: the net is never trained."""
+def _numpy_curve(net, x, y, x_val, y_val, lr, batch_size, epochs):
+    """The right curves from numpy alone, on the check's own shuffle: the net is never trained."""
     w, b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
     order = dataset_order(len(x), batch_size, epochs, seed=ds.config.get_seed())
-    return minibatch_sgd(x, y, lr, order, w=w, b=b)[2].tolist()
+    ws, bs, losses = minibatch_sgd(x, y, lr, order, w=w, b=b)
+    per = len(order) // epochs
+    train = [float(np.dot(losses[e * per:(e + 1) * per], [len(r) for r in order[e * per:(e + 1) * per]]) / len(x))
+             for e in range(epochs)]
+    val = [float(np.mean((ws[(e + 1) * per - 1] * x_val + bs[(e + 1) * per - 1] - y_val) ** 2)) for e in range(epochs)]
+    return train, val
+
+
+def test_the_curves_check_also_accepts_a_numpy_held_out_loss():
+    assert nb04.held_out_curve.evaluate(_curve(val_in_numpy=True)).status == CORRECT
 
 
 @pytest.mark.parametrize("answer, message", [
-    (_loop(reshuffle=False), "same order"),
-    (_loop(shuffle=False), "shuffle=True"),
-    (_loop(drop=True), "partial batch"),
-    (_loop(record_per_epoch=True), "one per epoch"),
-    (_loop(full_batch=True), "used all"),
-    (_loop(optimizer="Momentum"), "should be"),
-    (_loop(train=False), "never changed"),
-    (_numpy_loop, "never changed"),  # regression: numpy's losses, the net untouched
-    (_loop(spoil=True), "the losses are right, but the net"),
-    (lambda *a: "0.1", "list with one number per step"),
-    (lambda *a: [1, "x"], "must be a number"),
+    (_curve(reduce="plain"), "plain mean of its step losses"),
+    (_curve(reduce="last"), "loss of its last step only"),
+    (_curve(val_at="begin"), "one epoch late"),
+    (_curve(val_with_step=True), "also took a step on them"),
+    (_curve(reshuffle=False), "same order"),
+    (_curve(shuffle=False), "shuffle=True"),
+    (_curve(drop=True), "partial batch"),
+    (_curve(full_batch=True), "used all"),
+    (_curve(optimizer="Momentum"), "should be"),
+    (_curve(train=False), "never changed"),
+    (_numpy_curve, "never changed"),  # numpy's curves, the net untouched
+    (_curve(spoil=True), "the curves are right, but the net"),
+    (lambda *a: [0.1, 0.2, 0.3], "expected a pair"),
+    (lambda *a: ([0.1, 0.2, 0.3], [1, "x", 2]), "must be a number"),
+    (lambda *a: ([0.1, 0.2], [0.1, 0.2]), "should hold 3 numbers"),
 ])
-def test_minibatch_loop_names_typical_mistakes(answer, message):
-    result = nb04.minibatch_loop.evaluate(answer)
+def test_held_out_curve_names_typical_mistakes(answer, message):
+    result = nb04.held_out_curve.evaluate(answer)
     assert result.status == INCORRECT and message in result.message, result.message
-    assert result.message.startswith("incorrect: train_minibatch(net, x, y, lr=0.2, batch_size=5, epochs=3) on 23")
+    assert result.message.startswith("incorrect: train_and_validate(net, x, y, x_val, y_val, lr=0.2, batch_size=5, "
+                                     "epochs=3) on 23 training and 9 held-out rows")
+
+
+def test_the_curves_oracle_weights_only_uneven_epochs():
+    """The oracle's per-epoch weighting: with a batch size that divides the rows, weighted and plain agree."""
+    x, y, x_val, y_val, lr, _, epochs, seed, start = nb04.LOOP_CASES[0]
+    weighted = nb04._curve_oracle(x[:20], y[:20], x_val, y_val, lr, 5, epochs, seed, start)[0]
+    plain = nb04._curve_oracle(x[:20], y[:20], x_val, y_val, lr, 5, epochs, seed, start, reduce="plain")[0]
+    assert np.allclose(weighted, plain)
+    uneven = nb04._curve_oracle(*nb04.LOOP_CASES[0])[0]
+    assert not np.allclose(uneven, nb04._curve_oracle(*nb04.LOOP_CASES[0], reduce="plain")[0], rtol=1e-4)
 
 
 def test_checks_restore_the_dataset_seed():
     ds.config.set_seed(77)
-    nb04.minibatch_loop.evaluate(_loop())
+    nb04.held_out_curve.evaluate(_curve())
     nb04.pipeline.evaluate(_pipeline())
     assert ds.config.get_seed() == 77
 

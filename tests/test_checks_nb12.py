@@ -59,14 +59,41 @@ def test_largest_scale_has_a_margin():
     assert nb12.largest_scale.evaluate(2 ** k)  # an int is fine
 
 
+def test_the_kept_update_oracle_is_what_mindspore_float16_does():
+    # the oracle is numpy; MindSpore's float16 addition must agree on every weight of the check
+    for w in nb12.UPDATE_WEIGHTS:
+        assert float(np.float16(w)) == w, f"{w} is not a float16 number"
+        u = nb12.kept_update_oracle(w)
+        weight = ms.Tensor(w, ms.float16)
+        assert (weight + ms.Tensor(u, ms.float16)).asnumpy() != weight.asnumpy()
+        assert (weight + ms.Tensor(u / 2, ms.float16)).asnumpy() == weight.asnumpy()
+
+
+def test_the_weights_hold_both_kinds_of_tie():
+    # an even last bit (half a gap is lost) and an odd one (half a gap rounds up): one rule alone fails
+    odd = [nb12._odd_last_bit(w) for w in nb12.UPDATE_WEIGHTS]
+    assert any(odd) and not all(odd)
+
+
+def _spacing(w):
+    return float(np.spacing(np.float16(w)))
+
+
+@pytest.mark.parametrize("answer, text", [
+    (lambda w: _spacing(w), "half of it already changes"),  # forgets that a tie can round up
+    (lambda w: _spacing(w) / 2, "halfway to the next float16 number"),  # a tie always rounding up
+    (lambda w: _spacing(w) / 4, "that update is lost"),
+    (lambda w: 2.0 * _spacing(w), "a smaller power of two"),
+    (lambda w: 2.0 ** -10, "still 3.0"),  # the spacing at 1, for every weight
+    (lambda w: 0.001, "not a power of two"),
+    (lambda w: -_spacing(w), "positive"),
+    (lambda w: "2**-10", "(such as 2.0 ** -3)"),
+])
+def test_smallest_update_names_the_mistake(answer, text):
+    _rejects(nb12.smallest_update, answer, text)
+
+
 @pytest.mark.parametrize("exercise, answer, text", [
-    (nb12.smallest_update, 2.0 ** -11, "halfway"),  # the tie that rounds to even
-    (nb12.smallest_update, 2.0 ** -23, "float32"),  # float32's spacing
-    (nb12.smallest_update, 2.0 ** -14, "still exactly 1"),
-    (nb12.smallest_update, 2.0 ** -9, "smaller one"),
-    (nb12.smallest_update, 0.001, "not a power of two"),
-    (nb12.smallest_update, -2.0 ** -10, "positive"),
-    (nb12.smallest_update, "2**-10", "(such as 2.0 ** -3)"),
     (nb12.largest_scale, 2.0 ** 40, "65504"),
     (nb12.largest_scale, 2.0 ** 60, "65504"),
     (nb12.largest_scale, 2.0 ** 30, "go larger"),

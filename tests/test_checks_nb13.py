@@ -23,67 +23,101 @@ def _rejects(exercise, answer, text):
 
 
 # ---- 13.2 faster_mode --------------------------------------------------------------------------
-def via_break_even(n_steps, compile_s, pynative_step_s, graph_step_s):
+def via_break_even(n_steps, n_shapes, compile_s, pynative_step_s, graph_step_s):
     """Another correct formulation: compare with the break-even point."""
     if graph_step_s >= pynative_step_s:
         return "pynative"
-    return "graph" if n_steps > compile_s / (pynative_step_s - graph_step_s) else "pynative"
+    return "graph" if n_steps > n_shapes * compile_s / (pynative_step_s - graph_step_s) else "pynative"
 
 
 def test_faster_mode_accepts_correct_formulations():
     reference_faster_mode, printed = reference(nb13.faster_mode)
     assert printed.startswith("[ok]") and nb13.faster_mode.evaluate(via_break_even).status == CORRECT
     assert {reference_faster_mode(*case) for case in nb13._MODE_CASES} == {"graph", "pynative"}
-    assert (4, 1.0, 0.5, 0.25) in nb13._MODE_CASES and 1.0 + 4 * 0.25 == 4 * 0.5  # an exact tie
+    assert (4, 2, 0.5, 0.5, 0.25) in nb13._MODE_CASES and 2 * 0.5 + 4 * 0.25 == 4 * 0.5  # an exact tie
+    # a case where one compile and n_shapes compiles disagree, so that forgetting n_shapes is caught
+    assert any(nb13._faster_oracle(*case) != nb13._faster_oracle(case[0], 1, *case[2:]) for case in nb13._MODE_CASES)
 
 
 @pytest.mark.parametrize("wrong, text", [
-    (lambda n, c, p, g: "graph" if g < p else "pynative", "expected 'pynative'"),       # ignores the compile
-    (lambda n, c, p, g: "graph" if c + n * g <= n * p else "pynative", "strictly"),     # a tie counts as a win
-    (lambda n, c, p, g: "graph" if c + g < p else "pynative", "expected 'graph'"),      # one step only
-    (lambda n, c, p, g: "pynative" if c + n * g < n * p else "graph", "expected"),      # reversed
-    (lambda n, c, p, g: "GRAPH", "return the string"),
-    (lambda n, c, p, g: None, "faster_mode(...) returned None"),
-    ("graph", "expected your function faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s)"),
+    (lambda n, k, c, p, g: "graph" if g < p else "pynative", "expected 'pynative'"),         # ignores the compile
+    (lambda n, k, c, p, g: "graph" if c + n * g < n * p else "pynative", "compiles 3 times"),  # one compile only
+    (lambda n, k, c, p, g: "graph" if k * c + n * g <= n * p else "pynative", "strictly"),    # a tie counts as a win
+    (lambda n, k, c, p, g: "graph" if k * c + g < p else "pynative", "expected 'graph'"),     # one step only
+    (lambda n, k, c, p, g: "pynative" if k * c + n * g < n * p else "graph", "expected"),     # reversed
+    (lambda n, k, c, p, g: "GRAPH", "return the string"),
+    (lambda n, k, c, p, g: None, "faster_mode(...) returned None"),
+    ("graph", "expected your function faster_mode(n_steps, n_shapes, compile_s, pynative_step_s, graph_step_s)"),
 ])
 def test_faster_mode_names_the_mistake(wrong, text):
     _rejects(nb13.faster_mode, wrong, text)
 
 
-# ---- 13.4 compiles -----------------------------------------------------------------------------
-def test_compiles_oracle_model():
-    assert nb13.expected_compiles() == 4
-    assert nb13.expected_compiles([((3,), 0.1), ((3,), 0.2), ((3,), 0.1)]) == 2
-    assert nb13.expected_compiles([((3,), ("Tensor", 0.1)), ((3,), ("Tensor", 0.2))]) == 1
+# ---- 13.4 make_scale: one compile per shape, whatever the factor ----------------------------------
+def _scale_maker(mistake=None):
+    """A make_scale written here, with one typical mistake or none."""
+
+    def make_scale(on_compile):
+        def body(x, factor):
+            if mistake != "no counter":
+                on_compile()
+            if mistake == "cast inside":
+                factor = factor.astype(ms.float32)
+            return x * factor
+
+        scaled = body if mistake == "eager" else ms.jit(body)
+
+        def scale(x, factor):
+            if mistake == "as given":
+                return scaled(x, factor)
+            if mistake == "mutable":
+                return scaled(x, factor.astype(ms.float32) if isinstance(factor, Tensor) else ms.mutable(factor))
+            if mistake in ("no cast", "cast inside"):
+                return scaled(x, factor if isinstance(factor, Tensor) else Tensor(factor, ms.float32))
+            if mistake == "numpy":
+                return Tensor(x.asnumpy() * float(factor.asnumpy() if isinstance(factor, Tensor) else factor))
+            if mistake == "float64 out":
+                return scaled(x, factor.astype(ms.float32) if isinstance(factor, Tensor)
+                              else Tensor(factor, ms.float32)).astype(ms.float64)
+            return scaled(x, factor.astype(ms.float32) if isinstance(factor, Tensor) else Tensor(factor, ms.float32))
+
+        return scale
+
+    return make_scale
 
 
-@pytest.mark.parametrize("wrong, text", [
-    (6, "not every call compiles"), (np.int64(6), "not every call compiles"), (3, "new shape"),
-    (5, "value does not"), (2, "each new float"), (1, "not what MindSpore does"), ("4", "whole number"),
-    (4.0, "whole number"),
+def test_make_scale_accepts_the_reference():
+    answer, printed = reference(nb13.scale_once)
+    assert printed.startswith("[ok]"), printed
+    assert nb13.scale_once.evaluate(_scale_maker()).status == CORRECT
+
+
+@pytest.mark.parametrize("mistake, text", [
+    ("as given", "the Python float -1.25) compiled a new graph"),  # every float value compiles
+    ("mutable", "the Python int 2) compiled a new graph"),  # ms.mutable: an int after a float
+    ("no cast", "an int32 Tensor 3) compiled a new graph"),  # a new dtype
+    ("cast inside", "a new dtype compiles a new graph"),  # the input dtype still differs
+    ("eager", "not compiled. Decorate it with @ms.jit"),
+    ("no counter", "on_compile() never ran"),
+    ("numpy", "on_compile() never ran"),  # numpy did the work
+    ("float64 out", "must be float32"),
 ])
-def test_compiles_names_the_mistake(wrong, text):
-    assert nb13.compiles.evaluate(np.int64(4)).status == CORRECT
-    _rejects(nb13.compiles, wrong, text)
+def test_make_scale_names_the_mistake(mistake, text):
+    _rejects(nb13.scale_once, _scale_maker(mistake), text)
 
 
-def test_compiles_oracle_matches_mindspore():
-    """The checker's model of the compile cache against MindSpore itself, counted with @ms.constexpr."""
-    compiles = []
+def test_make_scale_checks_the_values():
+    def make_scale(on_compile):
+        @ms.jit
+        def scaled(x, factor):
+            on_compile()
+            return x * factor + 1
 
-    @ms.constexpr
-    def count_compile():
-        compiles.append(1)
+        return lambda x, factor: scaled(x, Tensor(float(factor.asnumpy()) if isinstance(factor, Tensor) else factor,
+                                                  ms.float32))
 
-    @ms.jit
-    def scaled(x, factor):
-        count_compile()
-        return x * factor
-
-    for shape, factor in nb13.CALLS:
-        x = Tensor(np.ones(shape, np.float32))
-        scaled(x, Tensor(factor[1], ms.float32) if isinstance(factor, tuple) else factor)
-    assert len(compiles) == nb13.expected_compiles()
+    _rejects(nb13.scale_once, make_scale, "is not x * factor")
+    _rejects(nb13.scale_once, lambda on_compile: 3, "return the function scale(x, factor)")
 
 
 # ---- 13.6 graph_act ----------------------------------------------------------------------------

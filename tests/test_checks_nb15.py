@@ -75,6 +75,7 @@ def test_equivalent_answers_pass(ex, answer):
     (nb15.node_command, SOLUTION.replace("--node_rank=1 ", ""), "--node_rank is missing"),
     (nb15.node_command, SOLUTION.replace("--join=True", "--join=False"), "--join=False is not right"),
     (nb15.node_command, SOLUTION.replace(" --join=True", ""), "--join is missing"),  # msrun's default: False
+    (nb15.node_command, SOLUTION.replace(" dp_train.py", " --bogus_flag=3 dp_train.py"), "no option --bogus_flag"),
     (nb15.node_command, SOLUTION.replace("dp_train.py", "other.py"), "end with the script"),
     (nb15.node_command, SOLUTION.replace("msrun", "mpirun"), "start with `msrun`"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None)

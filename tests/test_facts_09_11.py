@@ -81,6 +81,103 @@ def test_lossmonitor_checks_every_step_not_only_the_printed_ones():
     assert int(optimizer.global_step.asnumpy()[0]) < 50 * 5
 
 
+def _one_neuron(seed):
+    ms.set_seed(seed)
+    return nn.Dense(1, 1, weight_init="normal", bias_init="zeros")
+
+
+def _weights(net):
+    return tuple(p.asnumpy().copy() for p in net.trainable_params())
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_model_and_a_hand_written_loop_give_bitwise_equal_weights_for_other_seeds(seed):
+    """Notebook 09 section 3 shows it for seed 0 on batches of 20; not one lucky seed, and also full-batch."""
+    x, y = make_linear_data()
+    for batch_size in (20, 100):
+        by_hand = _one_neuron(seed)
+        step = nn.TrainOneStepCell(nn.WithLossCell(by_hand, nn.MSELoss()), nn.SGD(by_hand.trainable_params(), 0.5))
+        for _ in range(5):
+            for i in range(0, len(x), batch_size):
+                step(Tensor(x[i:i + batch_size]), Tensor(y[i:i + batch_size]))
+        with_model = _one_neuron(seed)
+        Model(with_model, nn.MSELoss(), nn.SGD(with_model.trainable_params(), 0.5)).train(5, _dataset(x, y, batch_size))
+        assert all(np.array_equal(a, b) for a, b in zip(_weights(by_hand), _weights(with_model)))
+
+
+def test_model_has_no_train_step_hook_nor_the_names_article_003s_override_uses():
+    """Notebook 09 ("a custom train step"): article 003's CustomModel.train_step uses self.grad, self.weights,
+    self.network and self.loss_fn; Model has none of them, and never calls a train_step."""
+    class CustomModel(Model):
+        def train_step(self, data):
+            raise AssertionError("Model called train_step")
+
+    x, y = make_linear_data()
+    net = _dense()
+    assert not [name for name in ("train_step", "grad", "weights", "network", "loss_fn")
+                if hasattr(Model(net, nn.MSELoss()), name)]
+    CustomModel(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.5)).train(1, _dataset(x, y))
+    assert net.weight.asnumpy().item() != 0.0  # it trained, without the override
+
+
+def test_early_stopping_and_reduce_lr_on_plateau_do_nothing_under_train():
+    """Notebook 09 (Prediction 09.2): with the default monitor 'eval_loss' and no validation, both log a warning
+    at every epoch end (two a epoch), stop nothing and leave the learning rate alone."""
+    from mindspore.train import EarlyStopping, ReduceLROnPlateau
+
+    from course_utils.logs import mindspore_warnings
+
+    x, y = make_linear_data()
+    net = _dense()
+    optimizer = nn.SGD(net.trainable_params(), learning_rate=0.5)
+    stopper, reducer = EarlyStopping(patience=0), ReduceLROnPlateau(factor=0.5, patience=0)
+    with mindspore_warnings() as said:
+        Model(net, nn.MSELoss(), optimizer, metrics={"mse"}).train(3, _dataset(x, y), callbacks=[stopper, reducer])
+    assert stopper.stopped_epoch == 0 and float(optimizer.learning_rate.asnumpy()) == 0.5
+    assert len(said) == 6 and all("eval_loss, which is not available" in m for m in said), said
+
+
+def test_a_1x_callback_runs_under_train_with_one_warning_naming_its_hook():
+    """Notebook 09 ("1.x callbacks"): train runs an epoch_end callback and warns once; fit refuses it."""
+    from course_utils.logs import mindspore_warnings
+
+    class OldStyle(Callback):
+        def epoch_end(self, run_context):
+            pass
+
+    x, y = make_linear_data()
+    net = _dense()
+    model = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.5), metrics={"mse"})
+    with mindspore_warnings() as said:
+        model.train(2, _dataset(x, y), callbacks=[OldStyle()])
+    assert len(said) == 1 and "epoch_end" in said[0]
+    with pytest.raises(ValueError, match="epoch_end"):
+        model.fit(1, _dataset(x, y), _dataset(x, y), callbacks=[OldStyle()])
+
+
+def test_learning_rate_scheduler_sets_the_rate_after_every_step():
+    """Notebook 09 section 5's table: LearningRateScheduler(fn) sets the rate to fn(lr, step) after each step (with
+    F.assign), so step k + 1 trains at the rate fn gave after step k; the weights follow numpy at those rates."""
+    from mindspore.train import LambdaCallback, LearningRateScheduler
+
+    x, y = make_linear_data()
+    net = _dense()
+    optimizer = nn.SGD(net.trainable_params(), learning_rate=0.4)
+    seen = []
+    record = LambdaCallback(on_train_step_begin=lambda rc: seen.append(float(optimizer.learning_rate.asnumpy())))
+    Model(net, nn.MSELoss(), optimizer).train(1, _dataset(x, y), callbacks=[record, LearningRateScheduler(
+        lambda lr, step: lr * 0.5)])
+    assert np.allclose(seen, [0.4, 0.2, 0.1, 0.05, 0.025])
+    w = b = 0.0
+    x64, y64 = x.astype(np.float64)[:, 0], y.astype(np.float64)[:, 0]
+    for k, lr in enumerate(seen):
+        xb, yb = x64[20 * k:20 * k + 20], y64[20 * k:20 * k + 20]
+        err = w * xb + b - yb
+        w, b = w - lr * 2 * np.mean(err * xb), b - lr * 2 * np.mean(err)
+    assert np.allclose([p.asnumpy().item() for p in net.trainable_params()], [w, b], atol=1e-5)
+    assert "F.assign(cb_params.optimizer.learning_rate" in inspect.getsource(LearningRateScheduler)
+
+
 # ---- notebook 11 -------------------------------------------------------------------------------------------
 def _training(seed):
     class MinimalNet(nn.Cell):
@@ -143,3 +240,18 @@ def test_no_built_in_callback_writes_the_best_checkpoint():
     assert not [name for name in dir(ms.train) if "best" in name.lower()]
     assert "restore_best_weights" in inspect.signature(EarlyStopping).parameters
     assert "save_checkpoint" not in inspect.getsource(EarlyStopping)
+
+
+def test_what_the_integrity_section_rests_on(tmp_path):
+    """Notebook 11 ("integrity", "only load checkpoints you trust"): a truncated .ckpt fails in the protobuf
+    parser (its cause); MindSpore's documentation says the CRC is no cryptographic integrity check; its checkpoint
+    encryption defaults to AES-GCM."""
+    net = _dense()
+    path = tmp_path / "net.ckpt"
+    ms.save_checkpoint(net, str(path))
+    os.truncate(path, path.stat().st_size // 2)
+    with pytest.raises(ValueError, match="may be corrupted") as truncated:
+        ms.load_checkpoint(str(path))
+    assert type(truncated.value.__cause__).__module__.startswith("google.protobuf")
+    assert "not a cryptographically secure integrity check" in " ".join(ms.save_checkpoint.__doc__.split())
+    assert inspect.signature(ms.save_checkpoint).parameters["enc_mode"].default == "AES-GCM"

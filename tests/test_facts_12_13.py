@@ -32,6 +32,28 @@ SCRIPT = textwrap.dedent('''
         except (TypeError, RuntimeError) as err:
             facts[name + " float16 into float32 Dense"] = str(err).splitlines()[0]
     ms.set_context(mode=ms.PYNATIVE_MODE)
+    compiles = []
+
+    @ms.constexpr
+    def count_compile():
+        compiles.append(1)
+
+    @ms.jit
+    def scaled(x, factor):
+        count_compile()
+        return x * factor
+
+    counts = {}
+    for name, calls in (("floats 0.5 0.5 0.25", [(X, 0.5), (X, 0.5), (X, 0.25)]),
+                        ("float32 Tensors 0.5 0.25", [(X, Tensor(0.5)), (X, Tensor(0.25))]),
+                        ("a new shape", [(X[:4], Tensor(0.5))]),
+                        ("a float64 Tensor", [(X, Tensor(0.5, ms.float64))]),
+                        ("mutable float then int", [(X, ms.mutable(0.75)), (X, ms.mutable(3))])):
+        before = len(compiles)
+        for args in calls:
+            scaled(*args)
+        counts[name] = len(compiles) - before
+    facts["jit compiles"] = counts
     try:
         ms.jit(lambda t: t * 2, capture_mode="graph")(X)
     except ValueError as err:
@@ -43,8 +65,11 @@ SCRIPT = textwrap.dedent('''
 @pytest.fixture(scope="module")
 def facts(tmp_path_factory):
     # cwd: a failed graph compile writes rank_0/om/analyze_fail.ir into the working directory
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "GLOG_v": "3"}, cwd=tmp_path_factory.mktemp("facts_12_13"))
+    # a file, not -c: ms.jit reads the source of the functions it compiles
+    folder = tmp_path_factory.mktemp("facts_12_13")
+    (folder / "facts.py").write_text(SCRIPT, encoding="utf-8")
+    out = subprocess.run([sys.executable, "facts.py"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "GLOG_v": "3"}, cwd=folder)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -66,3 +91,40 @@ def test_jit_accepts_three_capture_modes(facts):
     # notebook 13: the values 2.10 accepts, as the refusal lists them
     message = facts["capture_mode refused"]
     assert all(f"'{mode}'" in message for mode in ("ast", "bytecode", "trace")), message
+
+
+def test_what_makes_jit_compile_again(facts):
+    # notebook 13, section 3 and exercise 13.4: Python values are constants, a Tensor's dtype and shape count
+    assert facts["jit compiles"] == {"floats 0.5 0.5 0.25": 2, "float32 Tensors 0.5 0.25": 1, "a new shape": 1,
+                                     "a float64 Tensor": 1, "mutable float then int": 2}
+
+
+def test_launch_blocking_documents_its_cost_and_takes_no_argument():
+    # notebook 13 ("launch_blocking"): the docstring it prints, and no switch back
+    import inspect
+
+    import mindspore as ms
+
+    doc = inspect.getdoc(ms.runtime.launch_blocking)
+    assert "asynchronously" in doc and "reduces the execution performance" in doc
+    assert not inspect.signature(ms.runtime.launch_blocking).parameters
+
+
+def test_jit_level_o1_is_fusion_and_set_memory_the_memory_pool():
+    # notebook 13 (article 000's settings): what the two 2.10 settings are, in their own docstrings
+    import inspect
+
+    import mindspore as ms
+
+    assert "operator fusion" in inspect.getdoc(ms.jit)
+    assert "memory pool" in inspect.getdoc(ms.runtime.set_memory)
+
+
+def test_graph_kernel_needs_a_package_neither_mindspore_nor_the_course_requires():
+    # notebook 13: enable_graph_kernel on CPU imports `decorator` (AKG); nothing installs it
+    from importlib.metadata import requires
+
+    from course_utils.setup_check import read_pins
+
+    assert not any(r.startswith("decorator") for r in requires("mindspore"))
+    assert "decorator" not in read_pins()

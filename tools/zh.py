@@ -12,12 +12,14 @@ cell (by cell id), the Chinese text and the SHA-256 fingerprint of the English t
     {"notebook": "03_train_one_step.ipynb",
      "cells": {"f9f52ef6": {"en_sha256": "3f2a...", "zh": "# 03 · TrainOneStepCell 与训练循环 ..."}}}
 
-``build`` copies every code cell byte for byte and replaces each markdown cell by its translation; the one
+``build`` copies every code cell's code byte for byte (its comments in Chinese, from
+``translations/zh/comments/``: tools/zh_comments.py) and replaces each markdown cell by its translation; the one
 difference in code is a line added to the first code cell, right after ``GLOG_v``, that sets
 ``COURSE_LANG=zh`` so that the course's checks, hints, predictions and the lab speak Chinese
-(course_utils/messages). Stored outputs are what a run of the Chinese edition printed: ``make execute`` runs
-the generated notebooks after the English ones; ``build`` keeps a code cell's outputs from the existing Chinese
-notebook while the cell's source is unchanged and takes the English outputs otherwise (until the next
+(course_utils/messages), and one before it that imports course_utils.figure_text (figures in Chinese).
+Stored outputs are what a run of the Chinese edition printed: ``make execute`` runs the generated notebooks
+after the English ones; ``build`` keeps a code cell's outputs from the existing Chinese notebook while the
+cell's code (its comments set aside) is unchanged and takes the English outputs otherwise (until the next
 ``make execute``; the suite's second pass, which runs the Chinese edition, tells the difference); a cell
 without a translation (or with a stale one) stays English and is listed by ``stale``, so a
 half-translated notebook is usable and its gaps are visible. The generated notebooks live in zh/notebooks/,
@@ -38,6 +40,9 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zh_comments  # noqa: E402  (the code cells' Chinese comments: translations/zh/comments/)
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "notebooks"
 TRANSLATIONS = ROOT / "translations" / "zh"
@@ -46,6 +51,22 @@ APP = ROOT / "app" / "learning_rate_lab.ipynb"  # the classroom app (make app-zh
 APP_NAME = "app_learning_rate_lab.ipynb"  # its translation: translations/zh/app_learning_rate_lab.json
 APP_OUTPUT = ROOT / "zh" / "app"
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
+# A lesson's header states its minutes: "Teaching: 12 min · Exercises: 10 min" (tools/course_map.py reads the
+# English one), and in the Chinese edition "讲解 12 分钟 · 练习 10 分钟", the same numbers, in Chinese only.
+EN_MINUTES = re.compile(r"Teaching:\s*(\d+)\s*min\s*·\s*Exercises:\s*(\d+)\s*min")
+ZH_MINUTES = re.compile(r"讲解\s*(\d+)\s*分钟\s*·\s*练习\s*(\d+)\s*分钟")
+
+
+def check_header_minutes(english, chinese, where):
+    """Raise ValueError unless the Chinese header gives the English header's minutes as 讲解 N 分钟 · 练习 M 分钟."""
+    en = EN_MINUTES.search(english)
+    if en is None:
+        return
+    zh = ZH_MINUTES.search(chinese)
+    if zh is None or zh.groups() != en.groups():
+        said = f"'{zh.group(0)}'" if zh else "no '讲解 N 分钟 · 练习 M 分钟'"
+        raise ValueError(f"{where}: the English header says '{en.group(0)}', the Chinese one {said}: write "
+                         f"'讲解 {en.group(1)} 分钟 · 练习 {en.group(2)} 分钟' in its translation")
 
 
 def fingerprint(text):
@@ -104,15 +125,18 @@ def relink(text, translated=None):
 
 GLOG_LINE = 'os.environ["GLOG_v"] = "3"'
 LANGUAGE_LINE = 'os.environ["COURSE_LANG"] = "zh"  # 中文版：课程的检查、提示和消息用中文'
+# Before the language line, so that it stays an import block of its own (ruff's import order): matplotlib's text
+# in Chinese, with a Chinese font (course_utils/figure_text.py; it reads the language when a figure is drawn).
+FIGURE_LINE = "import course_utils.figure_text  # noqa: F401 （中文版：图中的文字用中文，配中文字体）"
 
 
 def with_language_line(source):
-    """The first code cell's source with the Chinese edition's language line after the GLOG_v line."""
+    """The first code cell's source with the Chinese edition's figure and language lines after the GLOG_v line."""
     lines = source.split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith(GLOG_LINE)), None)
     if at is None:
         raise ValueError(f"the first code cell has no line starting with {GLOG_LINE!r} to put the language after")
-    return "\n".join(lines[:at + 1] + [LANGUAGE_LINE] + lines[at + 1:])
+    return "\n".join(lines[:at + 1] + [FIGURE_LINE, "", LANGUAGE_LINE] + lines[at + 1:])  # ruff: a line after an import
 
 
 def build_one(path, folder=TRANSLATIONS, translated=None, previous=None, name=None):
@@ -124,18 +148,24 @@ def build_one(path, folder=TRANSLATIONS, translated=None, previous=None, name=No
     cells = load_translation(name or path.name, folder)
     out = copy.deepcopy(nb)
     code = [cell for cell in out.cells if cell.cell_type == "code"]
+    comments = zh_comments.load(name or path.name, Path(folder) / "comments")
+    for cell in code:  # Chinese comments, the code unchanged (a stale or missing entry leaves them English)
+        cell.source = zh_comments.translate(cell, comments)
     if code:
         code[0].source = with_language_line(code[0].source)
     kept = {c.get("id"): c for c in (previous.cells if previous is not None else []) if c.cell_type == "code"}
-    for cell in code:
+    same_code = zh_comments.without_comments
+    for cell in code:  # comments print nothing: outputs stay while the code without them is the same
         old = kept.get(cell.get("id"))
-        if old is not None and old.source == cell.source:
+        if old is not None and same_code(old.source) == same_code(cell.source):
             cell.outputs, cell.execution_count = copy.deepcopy(old.outputs), old.execution_count
     for cell in out.cells:
         if cell.cell_type != "markdown":
             continue
         entry = cells.get(cell.get("id"))
         if entry and entry.get("zh") and entry.get("en_sha256") == fingerprint(cell.source):
+            if cell is out.cells[0]:
+                check_header_minutes(cell.source, entry["zh"], f"{name or path.name}, cell {cell.get('id')}")
             cell.source = entry["zh"]
         cell.source = relink(cell.source, translated)
     out.metadata["language_edition"] = "zh-CN"

@@ -20,8 +20,8 @@ from course_utils.exercises import (
 from course_utils.messages import lazy, t
 
 # Exercise 02.3: fixed predictions and labels, so the answer does not depend on a random net.
-PREDICTIONS = np.array([[0.5], [1.0], [1.5], [3.0]], dtype=np.float32)
-LABELS = np.array([[1.0], [1.0], [2.0], [2.0]], dtype=np.float32)
+PREDICTIONS = np.array([[0.4], [1.3], [1.5], [3.1]], dtype=np.float32)
+LABELS = np.array([[1.0], [1.0], [2.2], [2.0]], dtype=np.float32)  # L1 0.675: no number the notebook prints
 
 
 def _l1_mistake(kind):

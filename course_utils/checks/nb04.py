@@ -89,76 +89,127 @@ def _check_pipeline(answer):
                           "column alone"))
 
 
-# ---- 04.5: the native loop, mini-batch SGD over shuffled epochs ---------------------------------------------
-# (x, y, lr, batch_size, epochs, seed, start): the checker's own problems; neither divides its rows evenly.
+# ---- 04.5: a training curve and a held-out curve, one point per epoch ---------------------------------------
+# (x, y, x_val, y_val, lr, batch_size, epochs, seed, start): the checker's own problems; neither batch size
+# divides its training rows evenly, so a plain mean of the step losses is not the mean over the epoch's samples.
 _LOOP_X1 = np.linspace(-1.0, 1.0, 23, dtype=np.float32).reshape(-1, 1)
 _LOOP_X2 = np.linspace(0.0, 1.5, 40, dtype=np.float32).reshape(-1, 1)
+_VAL_X1 = np.linspace(-0.95, 0.9, 9, dtype=np.float32).reshape(-1, 1)
+_VAL_X2 = np.linspace(0.05, 1.45, 12, dtype=np.float32).reshape(-1, 1)
 LOOP_CASES = [
-    (_LOOP_X1, (0.8 * _LOOP_X1 + 0.3 + 0.05 * np.cos(4 * _LOOP_X1)).astype(np.float32), 0.2, 5, 3, 11, (0.5, -0.3)),
-    (_LOOP_X2, (1.0 - 1.5 * _LOOP_X2).astype(np.float32), 0.15, 16, 2, 3, (-0.4, 0.2)),
+    (_LOOP_X1, (0.8 * _LOOP_X1 + 0.3 + 0.05 * np.cos(4 * _LOOP_X1)).astype(np.float32),
+     _VAL_X1, (0.8 * _VAL_X1 + 0.3 - 0.05 * np.sin(3 * _VAL_X1)).astype(np.float32), 0.2, 5, 3, 11, (0.5, -0.3)),
+    (_LOOP_X2, (1.0 - 1.5 * _LOOP_X2).astype(np.float32),
+     _VAL_X2, (1.02 - 1.5 * _VAL_X2).astype(np.float32), 0.15, 16, 2, 3, (-0.4, 0.2)),
 ]
-_LOOP_MISTAKES = [  # (how a mistake changes the batches the oracle steps on, what that mistake is)
+_LOOP_MISTAKES = [  # (how a mistake changes the oracle's run, what that mistake is)
+    ({"reduce": "plain"},
+     lazy("each epoch's training loss is the plain mean of its step losses, which gives the last, smaller batch "
+          "as much weight as a full one: weight each step's loss by its batch's number of rows (section 6), or "
+          "sum loss * rows and divide by the epoch's rows")),
+    ({"reduce": "last"}, lazy("each epoch's training loss is the loss of its last step only: average all the "
+                              "epoch's steps, each weighted by its batch's number of rows")),
+    ({"val_at": "begin"}, lazy("the held-out losses are one epoch late: measure them at the END of each epoch, "
+                               "after its last step, not before its first")),
+    ({"val_step": True}, lazy("you measured the held-out rows with the train cell, which also took a step on them: "
+                              "the net then trains on the held-out data. Measure them with a loss cell "
+                              "(nn.WithLossCell), which computes the loss and takes no step")),
     ({"full_batch": True}, lazy("each step used all {n} rows; batch the dataset with .batch(batch_size)")),
     ({"same_order": True},
      lazy("every epoch took the batches in the same order: `for data in dataset` (or create_tuple_iterator() inside "
           "the epoch loop) makes a new iterator each epoch, which starts from the same seed. Create one iterator "
           "before the loop with dataset.create_tuple_iterator(num_epochs=epochs) and loop over it in every epoch")),
     ({"shuffle": False}, lazy("the batches come in the rows' own order: build the dataset with shuffle=True")),
-    ({"drop_remainder": True}, lazy("you dropped the last, partial batch of each epoch ({taken} steps instead of "
-                                    "{steps}); keep it (drop_remainder=False, the default)")),
+    ({"drop_remainder": True}, lazy("you dropped the last, partial batch of each epoch; keep it "
+                                    "(drop_remainder=False, the default)")),
 ]
 
 
-def _check_minibatch_loop(train_minibatch):
-    for x, y, lr, batch_size, epochs, seed, start in LOOP_CASES:
+def _check_held_out_curve(train_and_validate):
+    for case in LOOP_CASES:
+        x, x_val, lr, batch_size, epochs = case[0], case[2], case[4], case[5], case[6]
         try:
-            _check_loop_case(train_minibatch, x, y, lr, batch_size, epochs, seed, start)
+            _check_curve_case(train_and_validate, *case)
         except Incorrect as wrong:
-            call = t("train_minibatch(net, x, y, lr={lr}, batch_size={batch_size}, epochs={epochs}) on {n} rows",
-                     lr=lr, batch_size=batch_size, epochs=epochs, n=len(x))
+            call = t("train_and_validate(net, x, y, x_val, y_val, lr={lr}, batch_size={batch_size}, epochs={epochs}) "
+                     "on {n} training and {m} held-out rows", lr=lr, batch_size=batch_size, epochs=epochs, n=len(x),
+                     m=len(x_val))
             raise Incorrect(t("{fn}: {why}", fn=call, why=str(wrong))) from None
 
 
-def _check_loop_case(train_minibatch, x, y, lr, batch_size, epochs, seed, start):
-    n, net = len(x), one_neuron(*start)
-    got = _with_seed(seed, lambda: minibatch_loop.call(train_minibatch, net, x, y, lr, batch_size, epochs))
-    if not isinstance(got, (list, tuple)):
-        raise Incorrect(t("{what} should be a list with one number per step, got {value}", what=t("the losses"),
-                          value=shown(got)))
-    losses = series(got, t("the losses"), len(got))
-    w, b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
+def _curve_oracle(x, y, x_val, y_val, lr, batch_size, epochs, seed, start, full_batch=False, same_order=False,
+                  reduce="weighted", val_at="end", val_step=False, **how):
+    """Numpy on the batches the dataset seed gives (or a mistake's batches): the per-epoch training loss, the
+    held-out MSE at each epoch's end (or beginning), and the final (w, b). ``val_step``: the held-out rows were
+    measured with the train cell, which also took a step on them."""
+    n, m = len(x), len(x_val)
+    if full_batch:
+        batches = [np.arange(n)] * epochs
+    elif same_order:
+        batches = dataset_order(n, batch_size, 1, seed=seed) * epochs
+    else:
+        batches = dataset_order(n, batch_size, epochs, seed=seed, **how)
+    per_epoch = len(batches) // epochs
+    steps = []  # (row indices into x followed by x_val, which epoch, a held-out step?)
+    for e in range(epochs):
+        steps += [(batch, e, False) for batch in batches[per_epoch * e:per_epoch * (e + 1)]]
+        if val_step:
+            steps.append((np.arange(n, n + m), e, True))
+    ws, bs, losses = minibatch_sgd(np.concatenate([x, x_val]), np.concatenate([y, y_val]), lr,
+                                   [rows for rows, _, _ in steps], w=start[0], b=start[1])
+    x64, y64 = x_val.astype(np.float64), y_val.astype(np.float64)
+    train, val = [], []
+    for e in range(epochs):
+        mine = [k for k, (_, epoch, held) in enumerate(steps) if epoch == e and not held]
+        sizes = np.array([len(steps[k][0]) for k in mine], dtype=np.float64)
+        train.append({"weighted": np.sum(losses[mine] * sizes) / np.sum(sizes), "plain": np.mean(losses[mine]),
+                      "last": losses[mine[-1]]}[reduce])
+        if val_step:
+            val.append(losses[mine[-1] + 1])  # the held-out step's loss, before its update
+            continue
+        k = mine[-1] if val_at == "end" else mine[0] - 1  # the step after which the held-out rows are measured
+        w, b = (ws[k], bs[k]) if k >= 0 else start
+        val.append(np.mean((w * x64 + b - y64) ** 2))
+    return np.array(train), np.array(val), (ws[-1], bs[-1])
 
-    def sgd_losses(full_batch=False, same_order=False, **how):  # the oracle, on the batches a mistake gives
-        if full_batch:
-            batches = [np.arange(n)] * epochs
-        elif same_order:
-            batches = dataset_order(n, batch_size, 1, seed=seed) * epochs
-        else:
-            batches = dataset_order(n, batch_size, epochs, seed=seed, **how)
-        return minibatch_sgd(x, y, lr, batches, w=start[0], b=start[1])[2]
+
+def _check_curve_case(train_and_validate, x, y, x_val, y_val, lr, batch_size, epochs, seed, start):
+    net = one_neuron(*start)
+    got = _with_seed(seed, lambda: held_out_curve.call(train_and_validate, net, x, y, x_val, y_val, lr,
+                                                        batch_size, epochs))
+    if not isinstance(got, (list, tuple)) or len(got) != 2:
+        raise Incorrect(t("expected a pair (train_losses, val_losses), two lists of {epochs} numbers each, got {value}",
+                          epochs=epochs, value=shown(got)))
+    train_got = series(got[0], t("train_losses"), epochs)
+    val_got = series(got[1], t("val_losses"), epochs)
+    w, b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
+    case = (x, y, x_val, y_val, lr, batch_size, epochs, seed, start)
+    want_train, want_val, (want_w, want_b) = _curve_oracle(*case)
 
     def same(u, v):
         return close(u, v, rtol=1e-4, atol=1e-6)
 
-    want_ws, want_bs, want = minibatch_sgd(x, y, lr, dataset_order(n, batch_size, epochs, seed=seed), *start)
-    if same(losses, want) and abs(w - want_ws[-1]) < 1e-4 and abs(b - want_bs[-1]) < 1e-4:
-        return
-    name_the_mistake(losses, sgd_losses, _LOOP_MISTAKES, same=same, n=n, taken=len(losses), steps=len(want))
-    if len(losses) != len(want):
-        raise Incorrect(t("got {epochs} losses, one per epoch; record one per step: {steps} steps ({per_epoch} "
-                          "batches per epoch)", epochs=epochs, steps=len(want), per_epoch=len(want) // epochs)
-                        if len(losses) == epochs else
-                        t("expected {steps} losses (one per step), got {got}", steps=len(want), got=len(losses)))
     if abs(w - start[0]) < 1e-7 and abs(b - start[1]) < 1e-7:
         raise Incorrect(t("the net's weights never changed: train the net you are given, with a train cell on it"))
-    if same(losses, want):
-        raise Incorrect(t("the losses are right, but the net you were given ends at w = {w:.5f}, b = {b:.5f}, not "
-                          "{want_w:.5f}, {want_b:.5f}: step that net itself, once per batch", w=w, b=b,
-                          want_w=want_ws[-1], want_b=want_bs[-1]))
-    k = int(np.argmax(~np.isclose(losses, want, rtol=1e-4, atol=1e-6)))
-    raise Incorrect(t("the loss of step {step} should be {want:.6f} (SGD on the batches of a shuffled dataset, the "
-                      "check's seed), got {got:.6f}. Did you set a seed, use another optimizer, or record the loss "
-                      "after the update?", step=k + 1, want=want[k], got=losses[k]))
+    if same(train_got, want_train) and same(val_got, want_val) and abs(w - want_w) < 1e-4 and abs(b - want_b) < 1e-4:
+        return
+    name_the_mistake((train_got, val_got), lambda **how: _curve_oracle(*case, **how)[:2], _LOOP_MISTAKES,
+                     same=same, n=len(x))
+    if same(train_got, want_train) and same(val_got, want_val):
+        raise Incorrect(t("the curves are right, but the net you were given ends at w = {w:.5f}, b = {b:.5f}, not "
+                          "{want_w:.5f}, {want_b:.5f}: step that net itself, once per batch, and never on the "
+                          "held-out rows", w=w, b=b, want_w=want_w, want_b=want_b))
+    if not same(train_got, want_train):
+        k = int(np.argmax(~np.isclose(train_got, want_train, rtol=1e-4, atol=1e-6)))
+        raise Incorrect(t("the training loss of epoch {epoch} should be {want:.6f} (SGD on the batches of a shuffled "
+                          "dataset, the check's seed; each step's loss before its update, weighted by its batch's "
+                          "rows), got {got:.6f}. Did you set a seed, use another optimizer, or record the loss after "
+                          "the update?", epoch=k + 1, want=want_train[k], got=train_got[k]))
+    k = int(np.argmax(~np.isclose(val_got, want_val, rtol=1e-4, atol=1e-6)))
+    raise Incorrect(t("the held-out loss of epoch {epoch} should be {want:.6f} (the MSE of the net on all of x_val, "
+                      "y_val after the epoch's last step), got {got:.6f}. Did you train on the held-out rows, or "
+                      "measure them with the train cell (which also takes a step)?", epoch=k + 1, want=want_val[k],
+                      got=val_got[k]))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -211,13 +262,13 @@ batch_one_near_bound = Prediction(
            lazy("steps on single samples with x near 1 have a curvature near 4 and overshoot at lr 0.78 (their bound "
                 "is about 0.51); the full-batch bound 0.807 does not protect them"))},
     answer="c")
-minibatch_loop = FunctionExercise(_check_minibatch_loop, hints=[
-    lazy("put together the dataset of section 2 (without the index column) and the loop of section 4, on the "
-         "arrays and the net you are given"),
-    lazy("dataset = ds.NumpySlicesDataset({'x': x, 'y': y}, shuffle=True).batch(batch_size); train_net = "
-         "nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), "
-         "learning_rate=lr)); iterator = dataset.create_tuple_iterator(num_epochs=epochs); then for each epoch: "
-         "for data in iterator: losses.append(train_net(*data).asnumpy().item())"),
-], signature="train_minibatch(net, x, y, lr, batch_size, epochs)")
+held_out_curve = FunctionExercise(_check_held_out_curve, hints=[
+    lazy("the dataset, the train cell and the one iterator are section 4's; the weighting of section 6 goes inside "
+         "the loop: add up each step's loss times its batch's number of rows (x_batch.shape[0]), and divide by the "
+         "epoch's rows at its end"),
+    lazy("after the epoch's last step, a loss cell on the net, nn.WithLossCell(net, nn.MSELoss()), called on "
+         "ms.Tensor(x_val), ms.Tensor(y_val) gives the MSE on all held-out rows without a step; the train cell "
+         "would take one"),
+], signature="train_and_validate(net, x, y, x_val, y_val, lr, batch_size, epochs)")
 
 bind(globals())

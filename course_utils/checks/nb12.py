@@ -30,24 +30,44 @@ def _power_of_two(answer, what):
     return value
 
 
-def _changes_one(u):
-    return bool(np.float16(1.0) + np.float16(u) != np.float16(1.0))
+# ---- 12.1 the smallest update a float16 weight keeps ------------------------------------------
+# The checker's own weights, each a float16 number (the lesson added updates to 1 only). Some have an even
+# last mantissa bit, some an odd one: halfway between two float16 numbers, a tie rounds to the even one.
+UPDATE_WEIGHTS = (3.0, 100.0, 0.0625, 7.0, 0.300048828125, 1000.5, 2050.0, 60000.0)
 
 
-def _check_smallest_update(answer):
-    u = _power_of_two(answer, t("the update"))
-    k = -math.log2(u)
-    if u == 2.0 ** -23:
-        raise Incorrect(t("2**-23 is float32's spacing at 1; in float16 an update that small vanishes. Add it to a "
-                          "float16 1"))
-    if u == 2.0 ** -11:
-        raise Incorrect(t("1 + 2**-11 lies exactly halfway between 1 and the next float16 number, 1 + 2**-10; "
-                          "a tie rounds to the neighbour with an even last bit, which is 1 itself"))
-    if not _changes_one(u):
-        raise Incorrect(t("float16(1) + 2**-{k:g} is still exactly 1: that update is lost. Try a larger one", k=k))
-    if _changes_one(u / 2):
-        raise Incorrect(t("1 + 2**-{k:g} does change, but so does 1 + 2**-{smaller:g}: there is a smaller one", k=k,
-                          smaller=k + 1))
+def kept_update_oracle(w):
+    """The smallest power of two u with float16(w) + float16(u) != float16(w), tried in numpy float16."""
+    w16 = np.float16(w)
+    return next(2.0 ** k for k in range(-24, 16) if w16 + np.float16(2.0 ** k) != w16)
+
+
+def _odd_last_bit(w):
+    return bool(int(np.float16(w).view(np.uint16)) & 1)
+
+
+def _check_smallest_update(smallest_kept_update):
+    for w in UPDATE_WEIGHTS:
+        got = smallest_update.call(smallest_kept_update, w)
+        u = _power_of_two(got, t("smallest_kept_update({w!r})", w=w))
+        want = kept_update_oracle(w)
+        if u == want:
+            continue
+        k = math.log2(u)
+        kept = bool(np.float16(w) + np.float16(u) != np.float16(w))
+        if not kept and u == want / 2 and not _odd_last_bit(w):
+            raise Incorrect(t("smallest_kept_update({w!r}) returned 2**{k:g}, but {w!r} + 2**{k:g} is still {w!r} in "
+                              "float16: it lies exactly halfway to the next float16 number, and a tie rounds to the "
+                              "neighbour whose last bit is even, here {w!r} itself", w=w, k=k))
+        if not kept:
+            raise Incorrect(t("smallest_kept_update({w!r}) returned 2**{k:g}, but {w!r} + 2**{k:g} is still {w!r} in "
+                              "float16: that update is lost. Try larger ones", w=w, k=k))
+        if u == 2 * want and _odd_last_bit(w):
+            raise Incorrect(t("smallest_kept_update({w!r}) returned 2**{k:g}, the distance to the next float16 number; "
+                              "but half of it already changes {w!r}: the sum lies exactly halfway, and a tie rounds to "
+                              "the neighbour whose last bit is even, which for {w!r} is the larger one", w=w, k=k))
+        raise Incorrect(t("smallest_kept_update({w!r}) returned 2**{k:g}; {w!r} + 2**{k:g} does change in float16, "
+                          "but so does a smaller power of two: keep halving while the sum still changes", w=w, k=k))
 
 
 def tiny_loss_gradients(x=None, y=None):
@@ -67,8 +87,8 @@ def _check_largest_scale(answer):
     scale = _power_of_two(answer, t("the loss scale"))
     grads = tiny_loss_gradients()
     if scale == 2.0 ** 15:
-        raise Incorrect(t("2**15 is the largest scale for the plain MSE; this loss is 2**-24 times smaller, "
-                          "so its gradients can be scaled 2**24 times more"))
+        raise Incorrect(t("2**15 is about the largest scale for the plain MSE of the course data; this section's "
+                          "loss is much smaller, and so are its gradients: compute them, and scale those"))
     if not _finite_in_float16(scale * grads):
         raise Incorrect(t("too large: the scaled gradient reaches {biggest:,.0f}, above float16's largest number "
                           "65504, so it becomes inf", biggest=float(np.max(np.abs(scale * grads)))))
@@ -296,9 +316,11 @@ def _check_scaled_step(answer):
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
-smallest_update = Exercise(_check_smallest_update, hints=[
-    lazy("float16 cannot represent every number: how far apart are its numbers near 1?"),
-    lazy("float16 has 10 mantissa bits: next to 1 its numbers are 2**-10 apart; think about what happens halfway"),
+smallest_update = FunctionExercise(_check_smallest_update, signature="smallest_kept_update(w)", hints=[
+    lazy("try candidates u = 2.0 ** k from large to small: add each to Tensor(w, ms.float16) and stop at the last "
+         "one that still changes it"),
+    lazy("float16 keeps 11 significant bits, so the gap between neighbours grows with the weight; an update of "
+         "exactly half a gap is a tie, which rounds to the neighbour whose last bit is even"),
 ])
 param_dtype = Prediction(
     lazy("After ms.amp.auto_mixed_precision(MinimalNet(), level), at which levels are the network's "

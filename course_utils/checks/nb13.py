@@ -4,7 +4,6 @@ import numpy as np
 
 from course_utils._validate import shown
 from course_utils.exercises import (
-    Exercise,
     FunctionExercise,
     Incorrect,
     Prediction,
@@ -16,21 +15,24 @@ from course_utils.exercises import (
 )
 from course_utils.messages import lazy, t
 
-# ---- 13.2 which mode finishes first ------------------------------------------------------------
-# (n_steps, compile_s, pynative_step_s, graph_step_s): typical of a laptop, and the edges that matter.
+# ---- 13.2 which mode finishes first, when every batch shape compiles -----------------------------
+# (n_steps, n_shapes, compile_s, pynative_step_s, graph_step_s): typical of a laptop, and the edges that matter.
+# Graph mode compiles once per batch shape it meets (the lesson's formula has one compile).
 _MODE_CASES = [
-    (10, 0.4, 0.010, 0.0004),     # a short run: the compile is never paid back
-    (1000, 0.4, 0.010, 0.0004),   # a long run: graph mode wins by far
-    (41, 0.4, 0.010, 0.0004),     # just before the break-even point
-    (42, 0.4, 0.010, 0.0004),     # just after it
-    (4, 1.0, 0.5, 0.25),          # an exact tie (exact in binary floating point): compiling gains nothing
-    (0, 0.4, 0.010, 0.0004),      # no steps at all
-    (10**6, 0.4, 0.001, 0.002),   # the compiled step is slower: graph mode never catches up
+    (10, 1, 0.4, 0.010, 0.0004),     # a short run: the compile is never paid back
+    (1000, 1, 0.4, 0.010, 0.0004),   # a long run: graph mode wins by far
+    (100, 3, 0.4, 0.010, 0.0004),    # three shapes: three compiles cost more than 100 PyNative steps
+    (1000, 3, 0.4, 0.010, 0.0004),   # ... but a long run still pays them back
+    (125, 3, 0.4, 0.010, 0.0004),    # just before the break-even point of three compiles
+    (126, 3, 0.4, 0.010, 0.0004),    # just after it
+    (4, 2, 0.5, 0.5, 0.25),          # an exact tie (exact in binary floating point): compiling gains nothing
+    (0, 2, 0.4, 0.010, 0.0004),      # no steps at all
+    (10**6, 1, 0.4, 0.001, 0.002),   # the compiled step is slower: graph mode never catches up
 ]
 
 
-def _faster_oracle(n_steps, compile_s, pynative_step_s, graph_step_s):
-    return "graph" if compile_s + n_steps * graph_step_s < n_steps * pynative_step_s else "pynative"
+def _faster_oracle(n_steps, n_shapes, compile_s, pynative_step_s, graph_step_s):
+    return "graph" if n_shapes * compile_s + n_steps * graph_step_s < n_steps * pynative_step_s else "pynative"
 
 
 def _check_faster_mode(answer):
@@ -41,47 +43,90 @@ def _check_faster_mode(answer):
                               got=shown(got)))
         want = _faster_oracle(*case)
         if got != want:
-            n, c, p, g = case
+            n, k, c, p, g = case
+            if k > 1 and k * c + n * g != n * p and got == _faster_oracle(n, 1, c, p, g):
+                raise Incorrect(t("faster_mode{case} gives {got!r}, expected {want!r}: with {k} batch shapes graph "
+                                  "mode compiles {k} times, not once", case=case, got=got, want=want, k=k))
             raise Incorrect(t("faster_mode{case} gives {got!r}, expected {want!r}: {n} PyNative steps take "
-                              "{pynative_s:.4f} s, compiling and {n} graph steps take {graph_s:.4f} s (graph mode "
-                              "must be strictly faster to be worth its compile)", case=case, got=got, want=want, n=n,
-                              pynative_s=n * p, graph_s=c + n * g))
+                              "{pynative_s:.4f} s, the compiles and {n} graph steps take {graph_s:.4f} s (graph mode "
+                              "must be strictly faster to be worth its compiles)", case=case, got=got, want=want, n=n,
+                              pynative_s=n * p, graph_s=k * c + n * g))
 
 
-# ---- 13.4 how many compiles ---------------------------------------------------------------------
-# The calls of the exercise: (shape of the data argument, the factor argument). A factor is either a
-# Python float, or ("Tensor", value) for a float32 scalar Tensor.
-CALLS = [((100, 1), 0.5), ((100, 1), 0.5), ((100, 1), 0.25),
-         ((100, 1), ("Tensor", 0.5)), ((100, 1), ("Tensor", 0.25)), ((10, 1), ("Tensor", 0.5))]
+# ---- 13.4 one compile, whatever the caller passes --------------------------------------------------
+# The checker's calls of scale(x, factor): Python floats and ints, and Tensors of three dtypes, on x of two
+# shapes of its own. Only the shape of x may cause a compile: 2 in all.
+_SCALE_SHAPES = ((7, 3), (4, 3))
 
 
-def expected_compiles(calls=None):
-    """How many graphs the calls compile (an independent model): a compiled graph is cached by its input shapes
-    and dtypes and the value of each Python scalar; a Tensor's value is data, only its shape and dtype count."""
-    return len({(shape, "float32 Tensor") if isinstance(factor, tuple) else (shape, "Python float", factor)
-                for shape, factor in (CALLS if calls is None else calls)})
+def _scale_factors():
+    """(label, factor, a Python number?) for each factor of the checker's calls."""
+    import mindspore as ms
+    from mindspore import Tensor
+
+    return [(lazy("the Python float 0.5"), 0.5, True), (lazy("the Python float -1.25"), -1.25, True),
+            (lazy("the Python int 2"), 2, True), (lazy("a float32 Tensor 0.25"), Tensor(0.25, ms.float32), False),
+            (lazy("an int32 Tensor 3"), Tensor(3, ms.int32), False),
+            (lazy("a float64 Tensor 1.5"), Tensor(1.5, ms.float64), False)]
 
 
-# the typical wrong counts of CALLS, each with the misunderstanding it comes from
-_COMPILE_MISTAKES = {
-    len(CALLS): lazy("not every call compiles: a call whose Python values, tensor shapes and dtypes were "
-                     "all seen before reuses the compiled graph"),
-    3: lazy("count the Tensor calls again: the first Tensor call compiles, and so does a Tensor "
-            "with a new shape (X[:10] is (10, 1)); only the Tensor's value does not count"),
-    5: lazy("Tensor(0.25) after Tensor(0.5) has the same shape and dtype: a Tensor's value does not "
-            "trigger a compile"),
-    2: lazy("a Python float is baked into the graph: each new float value compiles again"),
-}
+def _why_it_compiled(python_number):
+    if python_number:
+        return t("a Python number reaches the graph as a constant, so a new value compiles again; even through "
+                 "ms.mutable an int and a float are different types. Hand the compiled function one kind of Tensor")
+    return t("a Tensor's dtype is part of what a graph is compiled for: a new dtype compiles a new graph. Give the "
+             "compiled function the same dtype every time")
 
 
-def _check_compiles(answer):
-    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        raise Incorrect(t("expected a whole number of compiles, got {answer}", answer=shown(answer)))
-    if answer in _COMPILE_MISTAKES:
-        raise Incorrect(t(_COMPILE_MISTAKES[answer]))
-    if answer != expected_compiles():
-        raise Incorrect(t("{answer} is not what MindSpore does; go through the calls one by one (the next cell "
-                          "measures it)", answer=shown(answer, with_type=False)))
+def _check_make_scale(make_scale):
+    import mindspore as ms
+    from mindspore import Tensor
+
+    compiles = []
+
+    @ms.constexpr
+    def on_compile():
+        compiles.append(1)
+
+    scale = scale_once.call(make_scale, on_compile)
+    if not callable(scale):
+        raise Incorrect(t("make_scale(on_compile) returned {scale}; return the function scale(x, factor)",
+                          scale=shown(scale)))
+    rng = np.random.default_rng(13)
+    calls, factors = 0, _scale_factors()
+    for shape in _SCALE_SHAPES:
+        x = rng.normal(0.0, 1.0, shape).astype(np.float32)
+        for text, factor, python_number in factors:
+            label, before = t(text), len(compiles)
+            out = scale_once.call(scale, Tensor(x), factor)
+            calls += 1
+            if not isinstance(out, Tensor):
+                raise Incorrect(t("scale(x, {label}) returned {out}; return the Tensor MindSpore computed",
+                                  label=label, out=shown(out)))
+            if out.dtype != ms.float32:
+                raise Incorrect(t("scale(x, {label}) returned a {dtype} Tensor; the result must be float32, like x",
+                                  label=label, dtype=out.dtype))
+            want = x.astype(np.float64) * float(factor.asnumpy() if isinstance(factor, Tensor) else factor)
+            got = array(out, t("scale(x, {label})", label=label))
+            if got.shape != want.shape or not close(got, want, rtol=1e-6, atol=1e-6):
+                raise Incorrect(t("scale(x, {label}) is not x * factor: for x of shape {shape} the first row should "
+                                  "be {want}, got {got}", label=label, shape=shape, want=np.round(want[0], 4).tolist(),
+                                  got=np.round(got.reshape(-1)[:shape[1]], 4).tolist()))
+            if calls == 1 and compiles:  # the same call again: a compiled function reuses its graph
+                scale(Tensor(x), factor)
+                if len(compiles) > before + 1:
+                    raise Incorrect(t("on_compile() ran again for the very same call: the function that calls it "
+                                      "runs eagerly, it is not compiled. Decorate it with @ms.jit"))
+            new_shape = shape != _SCALE_SHAPES[0] and text is factors[0][0]
+            if len(compiles) > before and before >= 1 and not new_shape:
+                raise Incorrect(t("scale(x, {label}) compiled a new graph ({count} so far): {why}", label=label,
+                                  count=len(compiles), why=_why_it_compiled(python_number)))
+    if not compiles:
+        raise Incorrect(t("on_compile() never ran: call it at the start of the body of your @ms.jit function, so "
+                          "that the check can count the compiles"))
+    if len(compiles) != len(_SCALE_SHAPES):
+        raise Incorrect(t("{count} compiles for {calls} calls on x of {shapes} shapes; expected one per shape of x",
+                          count=len(compiles), calls=calls, shapes=len(_SCALE_SHAPES)))
 
 
 # ---- 13.5 a schedule with momentum that compiles once ----------------------------------------------
@@ -167,9 +212,10 @@ def _check_schedule_train(answer):
         raise Incorrect(t("the loss function you were given was never called: compute the loss with "
                           "loss_fn(net(x), y)"))
     if traces > 1:
-        raise Incorrect(t("the loss was traced {traces} times for {steps} steps: either the step runs eagerly "
-                          "(decorate it with @ms.jit) or every new learning rate compiles again (a Python float is "
-                          "baked into the graph: pass Tensor(lr, ms.float32))", traces=traces, steps=len(SCHEDULE)))
+        raise Incorrect(t("the loss was traced {traces} times for {steps} steps: the step runs eagerly (decorate it "
+                          "with @ms.jit), or every new learning rate compiles again (a Python float is baked into the "
+                          "graph: pass Tensor(lr, ms.float32)), or a new jit function is made for every step (define "
+                          "it once, before the loop)", traces=traces, steps=len(SCHEDULE)))
 
 
 # ---- 13.6 a construct that compiles ----------------------------------------------------------------
@@ -214,8 +260,9 @@ same_weights = Prediction(
     lazy("The same net, seed and data, trained 100 steps in PyNative and 100 steps in graph mode: how do "
          "the final weights compare?"),
     {"a": (lazy("identical, bit for bit"),
-           lazy("both modes run the same CPU kernels on the same numbers in the same order; compiling changes when "
-                "and how operations are launched, not the arithmetic")),
+           lazy("on this net both modes compute the same float32 operations on the same numbers, and the next cell "
+                "compares all 100 losses bit for bit; compiling changes when and how operations are launched, not "
+                "the arithmetic")),
      "b": (lazy("within about 1e-6, but not bit for bit: the compiler reorders and fuses operations"),
            lazy("compilers for big networks may fuse or reorder operations, and then float32 rounding can differ; "
                 "on this net and this CPU backend nothing is reordered: the next cell compares all 100 losses bit "
@@ -225,10 +272,12 @@ same_weights = Prediction(
                 "fewer bits: both modes compute in float32"))},
     answer="a")
 faster_mode = FunctionExercise(_check_faster_mode,
-                             signature="faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s)", hints=[
+                             signature="faster_mode(n_steps, n_shapes, compile_s, pynative_step_s, graph_step_s)",
+                             hints=[
     lazy("compare the total time each mode needs for all n steps"),
-    lazy("graph mode pays compile_s once and then graph_step_s per step; PyNative pays pynative_step_s per step"),
-    lazy("compare n * pynative_step_s with compile_s + n * graph_step_s; a tie is no gain"),
+    lazy("graph mode pays compile_s once per batch shape, then graph_step_s per step; PyNative pays pynative_step_s "
+         "per step"),
+    lazy("a tie is no gain: graph mode must be strictly faster"),
 ])
 rebound_optimizer = Prediction(
     lazy("train_step was compiled with the global `optimizer` (lr 0.5). Now `optimizer = nn.SGD(..., "
@@ -244,9 +293,12 @@ rebound_optimizer = Prediction(
            lazy("a recompile happens for a new argument shape, dtype or Python value; a global rebound between "
                 "calls is not checked, so the old graph runs"))},
     answer="b")
-compiles = Exercise(_check_compiles, hints=[
-    lazy("a compiled graph is reused only when what it was compiled for is the same again"),
-    lazy("a compiled graph is reused when every Python value and every tensor shape and dtype was seen before"),
+scale_once = FunctionExercise(_check_make_scale, signature="make_scale(on_compile)", hints=[
+    lazy("first find out what compiles: call scaled with each kind of factor and count with on_compile"),
+    lazy("the compiled function should always receive the same kind of factor; turn whatever the caller passes into "
+         "that kind before you call it"),
+    lazy("a Tensor's value is data and its dtype is not: whatever the caller passed, hand scaled a Tensor of one "
+         "dtype, float32 like x"),
 ])
 schedule_train = FunctionExercise(_check_schedule_train, signature="train_with_schedule(net, loss_fn, x, y, schedule)",
                                   hints=[

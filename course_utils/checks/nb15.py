@@ -68,6 +68,10 @@ SUM_WORKERS, SUM_LR = 4, 0.5
 
 # Exercise 15.7: the msrun command for the second of two machines with 4 workers each.
 MASTER_ADDR, MASTER_PORT, MACHINES, PER_MACHINE, SCRIPT = "192.168.1.10", 8118, 2, 4, "dp_train.py"
+# msrun's options in 2.10, as `msrun --help` lists them (tests/test_facts_15.py compares)
+MSRUN_OPTIONS = ("worker_num", "local_worker_num", "master_addr", "master_port", "node_rank", "log_dir", "join",
+                 "cluster_time_out", "bind_core", "bind_numa", "sim_level", "sim_rank_id", "rank_table_file",
+                 "worker_log_name", "tail_worker_log")
 
 
 def parse_msrun(command):
@@ -113,6 +117,9 @@ def _check_node_command(answer):
             raise Incorrect(t("--{key} is missing: {why}", key=key, why=why[key]))
         if options[key] != value:
             raise Incorrect(t("--{key}={value} is not right: {why}", key=key, value=options[key], why=why[key]))
+    unknown = sorted(set(options) - set(MSRUN_OPTIONS))
+    if unknown:
+        raise Incorrect(t("msrun has no option --{option}: msrun --help lists the ones it has", option=unknown[0]))
     if script is None or script.rsplit("/", 1)[-1] != SCRIPT:
         raise Incorrect(t("the command must end with the script to run, {script}", script=SCRIPT))
 

@@ -8,19 +8,25 @@ answer = ds.NumpySlicesDataset({"x": x3, "y": y3}, shuffle=True).batch(16, drop_
 nb04.pipeline.check(answer)
 
 
-# %% minibatch_loop
-def train_minibatch(net, x, y, lr, batch_size, epochs):
-    losses = []
+# %% held_out_curve
+def train_and_validate(net, x, y, x_val, y_val, lr, batch_size, epochs):
+    train_losses, val_losses = [], []
     dataset = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=True).batch(batch_size)
-    train_net = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
-                                    nn.SGD(net.trainable_params(), learning_rate=lr))
-    train_net.set_train()
+    loss_net = nn.WithLossCell(net, nn.MSELoss())
+    train_net = nn.TrainOneStepCell(loss_net, nn.SGD(net.trainable_params(), learning_rate=lr))
+    held_out = (ms.Tensor(x_val), ms.Tensor(y_val))
     iterator = dataset.create_tuple_iterator(num_epochs=epochs)  # one iterator: a new order every epoch
     for _epoch in range(epochs):
-        for data in iterator:
-            losses.append(train_net(*data).asnumpy().item())  # the loss before this step's update
-    return losses
+        train_net.set_train()
+        total, rows = 0.0, 0
+        for x_batch, y_batch in iterator:
+            total += train_net(x_batch, y_batch).asnumpy().item() * x_batch.shape[0]  # loss before the step
+            rows += x_batch.shape[0]
+        train_losses.append(total / rows)  # the mean over the epoch's samples
+        loss_net.set_train(False)
+        val_losses.append(loss_net(*held_out).asnumpy().item())  # a loss, no step
+    return train_losses, val_losses
 
 
-answer = train_minibatch
-nb04.minibatch_loop.check(answer)
+answer = train_and_validate
+nb04.held_out_curve.check(answer)

@@ -2,9 +2,14 @@
 
 
 # %% smallest_update
-one = Tensor(1.0, ms.float16)
-changes = [k for k in range(1, 30) if float((one + Tensor(2.0 ** -k, ms.float16)).asnumpy()) != 1.0]
-answer = 2.0 ** -max(changes)  # 2**-10: 1 + 2**-11 is a tie and rounds to even, back to 1
+def smallest_kept_update(w):
+    weight = Tensor(w, ms.float16)
+    kept = [2.0 ** k for k in range(15, -25, -1)  # from large to small: the last one that changes w
+            if (weight + Tensor(2.0 ** k, ms.float16)).asnumpy() != weight.asnumpy()]
+    return kept[-1]
+
+
+answer = smallest_kept_update
 
 nb12.smallest_update.check(answer)
 

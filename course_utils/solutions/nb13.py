@@ -2,8 +2,9 @@
 
 
 # %% faster_mode
-def faster_mode(n_steps, compile_s, pynative_step_s, graph_step_s):
-    return "graph" if compile_s + n_steps * graph_step_s < n_steps * pynative_step_s else "pynative"
+def faster_mode(n_steps, n_shapes, compile_s, pynative_step_s, graph_step_s):
+    graph_total = n_shapes * compile_s + n_steps * graph_step_s  # one compile per batch shape
+    return "graph" if graph_total < n_steps * pynative_step_s else "pynative"
 
 
 answer = faster_mode
@@ -11,10 +12,24 @@ answer = faster_mode
 nb13.faster_mode.check(answer)
 
 
-# %% compiles
-answer = 4  # 0.5 (new), 0.5 (seen), 0.25 (new value), first Tensor (new), Tensor (same shape), new shape
+# %% scale_once
+def make_scale(on_compile):
+    @ms.jit
+    def scaled(x, factor):
+        on_compile()
+        return x * factor
 
-nb13.compiles.check(answer)
+    def scale(x, factor):
+        # always the same kind of input: a float32 Tensor, whatever the caller passes
+        factor = factor.astype(ms.float32) if isinstance(factor, Tensor) else Tensor(factor, ms.float32)
+        return scaled(x, factor)
+
+    return scale
+
+
+answer = make_scale
+
+nb13.scale_once.check(answer)
 
 
 # %% schedule_train

@@ -30,8 +30,9 @@ nb15.reduced_grads.check(answer)
 
 # %% functional_dp
 with open("dp_exercise.py") as f:  # the scaffold the cell above wrote
-    solution_script = f.read().replace(
-        "...  # your step: gradients, their all-reduce, the update; `steps` times on this rank's shard", """\
+    scaffold = f.read()
+step_line = next(line for line in scaffold.splitlines() if line.startswith("...  #"))  # its comment: any language
+solution_script = scaffold.replace(step_line, """\
 all_reduce = ops.AllReduce()  # the sum over all ranks: what the reducer of section 6 does inside
 
 

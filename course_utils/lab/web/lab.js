@@ -114,7 +114,8 @@ class LabView {
     }
     model.on("msg:custom", (msg) => { if (msg && msg.type === "alive") { clearTimeout(this.aliveTimer); this.setAlive(true); } });
     this.sync();
-    new ResizeObserver(() => this.draw()).observe(this.canvasBox);
+    this.resize = new ResizeObserver(() => this.draw());
+    this.resize.observe(this.canvasBox);
     if (model.get("mode") === "kernel") {  // a saved notebook reopened with no kernel must not look live
       this.setAlive(false, true);
       model.send({ action: "hello" });
@@ -281,7 +282,7 @@ class LabView {
     const sweep = this.sweep(), surface = this.model.get("surface");
     if (!sweep || !surface) return;
     const width = Math.max(320, Math.min(this.canvasBox.clientWidth || 720, 900));
-    const narrow = width < 560, height = narrow ? 4 * 250 : 2 * 270;
+    const narrow = width < 560, h = narrow ? 250 : 240, height = 4 * h / (narrow ? 1 : 2);
     const dpr = window.devicePixelRatio || 1;
     if (this.canvas.width !== Math.round(width * dpr) || this.canvas.height !== Math.round(height * dpr)) {
       this.canvas.width = Math.round(width * dpr); this.canvas.height = Math.round(height * dpr);
@@ -289,7 +290,7 @@ class LabView {
     }
     const ctx = this.canvas.getContext("2d", { willReadFrequently: true });
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const w = narrow ? width : width / 2, h = narrow ? 250 : 270;
+    const w = narrow ? width : width / 2;
     const rects = [0, 1, 2, 3].map((k) => narrow ? { x: 0, y: k * h, w, h } : { x: (k % 2) * w, y: Math.floor(k / 2) * h, w, h });
     const tries = this.model.get("tries") || [];
     const st = this.state();
@@ -493,4 +494,9 @@ function cross(ctx, x, y, r, color) {
 
 export function mount(model, el) { const view = new LabView(model, el); el.labView = view; return view; }  // labView: for tests
 
-export default { render({ model, el }) { const view = mount(model, el); return () => { view.model = null; }; } };
+export default {
+  render({ model, el }) {
+    const view = mount(model, el);
+    return () => { view.resize.disconnect(); clearTimeout(view.quiet); clearTimeout(view.aliveTimer); };  // the view is gone
+  },
+};

@@ -346,18 +346,24 @@ def test_the_rendered_markdown_is_the_json():
     assert matrix.MATRIX_MD.read_text(encoding="utf-8") == matrix.render(matrix.load_matrix())
 
 
-@pytest.mark.parametrize("readme", ["README.md", "README.zh-CN.md"])
-def test_the_readmes_show_the_table(readme):
+@pytest.mark.parametrize("readme, lang", [("README.md", "en"), ("README.zh-CN.md", "zh")])
+def test_the_readmes_show_the_table(readme, lang):
     text = (ROOT / readme).read_text(encoding="utf-8")
-    assert "\n".join(matrix.table_lines(matrix.load_matrix())) in text, \
-        f"{readme}: paste the output of `python tools/matrix.py readme` into its version-matrix section"
+    assert "\n".join(matrix.table_lines(matrix.load_matrix(), lang)) in text, \
+        f"{readme}: paste the output of `python tools/matrix.py readme --lang {lang}` into its version-matrix section"
+
+
+def test_the_chinese_table():
+    lines = matrix.table_lines({"runs": SYNTHETIC}, "zh")
+    assert "| 07_custom | **不同**：单元格 12：出错；单元格 14：输出有变化 (2026-12-02) | 未运行 | 未运行 |" in lines
+    assert lines[-1].startswith("| *时间、磁盘* | 安装 0.7 分钟 + 测试 11.7 分钟（-n 1），虚拟环境 3.1 GB |")
 
 
 def test_the_version_specific_cells_exist():
     """Each listed cell is a code cell of its notebook in the working tree or at a commit the matrix ran on (a
     cell an author has since rewritten stays listed until the next `make test-matrix`)."""
     listed = matrix.load_specific()
-    assert listed, "docs/version-specific-cells.json lists no cell"
+    assert listed, "docs/version_specific_cells.json lists no cell"
     commits = {run["commit"].split("+")[0] for run in matrix.load_matrix()["runs"].values()}
     for path, cells in listed.items():
         ids = {cell_id for cell_id, _tags, _first in matrix.code_cells(path)} if (ROOT / path).is_file() else set()

@@ -11,7 +11,7 @@ For each MindSpore version asked for (default: every one in VERSIONS), one at a 
    suite's own plugins (a lesson runs twice in one kernel: the student's notebook, then its Chinese instructor
    edition); this module is loaded into pytest too (``-p course_matrix``) and logs every test report;
 4. each cell that differs is classified from the nbval report: a *version-specific* cell (tagged ``ms-2.10-only``
-   or any ``ms-X.Y-only`` in its metadata, or listed in docs/version-specific-cells.json: a sentence about one
+   or any ``ms-X.Y-only`` in its metadata, or listed in docs/version_specific_cells.json: a sentence about one
    version, not a lesson that breaks), an *error* (the cell raised) or a *changed output* (it ran, printed
    something else);
 5. the result is merged into docs/version-matrix.json (kept in the repository) and docs/version-matrix.md
@@ -25,7 +25,7 @@ other pins' wheels stay in the scratch folder's wheels/ (~0.5 GB) for the next v
     python tools/matrix.py run 2.9.0 2.10.0 [--jobs 2] [--source HEAD|COMMIT|worktree] [--passes student|both]
     python tools/matrix.py prepare 2.9.0  only build 2.9.0's venv (under `nice`, while another version runs)
     python tools/matrix.py render         rewrite docs/version-matrix.md from the json
-    python tools/matrix.py readme         print the README section (the table, as README.md shows it)
+    python tools/matrix.py readme [--lang zh]   print the table README.md (README.zh-CN.md) shows
     python tools/matrix.py rebuild VER    re-classify a finished run from its log in the scratch folder
 
 Standard library only: it runs with any Python 3.11/3.12 and is loaded into the matrix venv's pytest as a plugin.
@@ -49,7 +49,7 @@ VERSIONS = ("2.7.2", "2.8.0", "2.9.0", "2.10.0")
 DOCS = ROOT / "docs"
 MATRIX_JSON = DOCS / "version-matrix.json"
 MATRIX_MD = DOCS / "version-matrix.md"
-SPECIFIC_CELLS = DOCS / "version-specific-cells.json"
+SPECIFIC_CELLS = DOCS / "version_specific_cells.json"
 SCRATCH = Path(os.environ.get("COURSE_MATRIX_DIR", "/tmp/mindspore-course-matrix"))
 MIN_FREE_GB = 6  # one venv (3.0-3.2 GB measured) + the course copy + MindSpore's scratch files, with margin
 LOG_ENV = "COURSE_MATRIX_LOG"  # the plugin's output file (json lines), set by run_version
@@ -162,7 +162,7 @@ def code_cells(path, root=ROOT):
 
 
 def load_specific(path=SPECIFIC_CELLS):
-    """docs/version-specific-cells.json: {notebook: {cell id: why}} for cells that state a fact of one version."""
+    """docs/version_specific_cells.json: {notebook: {cell id: why}} for cells that state a fact of one version."""
     if not Path(path).is_file():
         return {}
     data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -324,15 +324,33 @@ def _cells_text(cells, kind=None):
     return ", ".join(str(c["cell"]) if c["cell"] is not None else "the notebook" for c in chosen)
 
 
-def cell_summary(row):
-    """'cells 4, 5: a version-specific claim; cell 12: error' for one notebook on one version."""
+# The table's words in English and in Chinese (README.zh-CN.md shows the same table in Chinese).
+WORDS = {
+    "en": {"cell": "cell", "cells": "cells", "sep": ": ", "join": "; ", "not run": "not run", "pass": "passes",
+           "version-specific": "passes; ", "numbers": "runs; ", "differs": "**differs**: ", "notebook": "notebook",
+           "footer": "*time, disk*", "time": "{install:.1f} min install + {tests:.1f} min tests (-n {jobs}), "
+                                            "venv {gb:.1f} GB",
+           "error": "error", "changed output": "changed output", "changed numbers": "changed numbers",
+           "version-specific claim": "version-specific claim"},
+    "zh": {"cell": "单元格", "cells": "单元格", "sep": "：", "join": "；", "not run": "未运行", "pass": "通过",
+           "version-specific": "通过；", "numbers": "能运行；", "differs": "**不同**：", "notebook": "notebook",
+           "footer": "*时间、磁盘*", "time": "安装 {install:.1f} 分钟 + 测试 {tests:.1f} 分钟（-n {jobs}），"
+                                           "虚拟环境 {gb:.1f} GB",
+           "error": "出错", "changed output": "输出有变化", "changed numbers": "数字不同",
+           "version-specific claim": "版本相关的陈述"},
+}
+
+
+def cell_summary(row, lang="en"):
+    """'cells 4, 5: version-specific claim; cell 12: error' for one notebook on one version."""
+    words = WORDS[lang]
     parts = []
     for label in LABELS.values():
         chosen = [c for c in row["cells"] if label_of(c) == label]
         if chosen:
-            word = "cell" if len(chosen) == 1 else "cells"
-            parts.append(f"{word} {_cells_text(chosen)}: {label}")
-    return "; ".join(parts)
+            word = words["cell"] if len(chosen) == 1 else words["cells"]
+            parts.append(f"{word} {_cells_text(chosen)}{words['sep']}{words[label]}")
+    return words["join"].join(parts)
 
 
 LABELS = {"error": "error", "changed output": "changed output", "numbers": "changed numbers",
@@ -345,32 +363,30 @@ def label_of(cell):
     return LABELS["numbers" if cell.get("numbers_only") else cell["kind"]]
 
 
-def table_lines(matrix, link_details=True):
+def table_lines(matrix, lang="en"):
     """The markdown table: notebook x version, with the run's date; a footer row with time and disk."""
+    words = WORDS[lang]
     runs = matrix["runs"]
     versions = list(runs)
     names = sorted({nb for run in runs.values() for nb in run["notebooks"]},
                    key=lambda nb: (nb.startswith("app/"), nb))
-    lines = ["| notebook | " + " | ".join(f"MindSpore {v}" for v in versions) + " |",
+    lines = [f"| {words['notebook']} | " + " | ".join(f"MindSpore {v}" for v in versions) + " |",
              "|---|" + "---|" * len(versions)]
     for nb in names:
         cells = []
         for v in versions:
             row = runs[v]["notebooks"].get(nb)
+            date = runs[v]["date"]
             if row is None or row["status"] == "not run":
-                cells.append("not run")
+                cells.append(words["not run"])
             elif row["status"] == "pass":
-                cells.append(f"passes ({runs[v]['date']})")
-            elif row["status"] == "version-specific":
-                cells.append(f"passes; {cell_summary(row)} ({runs[v]['date']})")
-            elif row["status"] == "numbers":
-                cells.append(f"runs; {cell_summary(row)} ({runs[v]['date']})")
+                cells.append(f"{words['pass']} ({date})")
             else:
-                cells.append(f"**differs**: {cell_summary(row)} ({runs[v]['date']})")
+                cells.append(f"{words[row['status']]}{cell_summary(row, lang)} ({date})")
         lines.append(f"| {_short(nb)} | " + " | ".join(cells) + " |")
-    lines.append("| *time, disk* | " + " | ".join(
-        f"{runs[v]['install_seconds'] / 60:.1f} min install + {runs[v]['test_seconds'] / 60:.1f} min tests "
-        f"(-n {runs[v]['jobs']}), venv {runs[v]['venv_gb']:.1f} GB" for v in versions) + " |")
+    lines.append(f"| {words['footer']} | " + " | ".join(words["time"].format(
+        install=runs[v]["install_seconds"] / 60, tests=runs[v]["test_seconds"] / 60, jobs=runs[v]["jobs"],
+        gb=runs[v]["venv_gb"]) for v in versions) + " |")
     return lines
 
 
@@ -382,7 +398,7 @@ def render(matrix):
            "strict nbval (*student pass*: each lesson as a learner gets it; *both passes*: also the suite's second "
            "pass, the Chinese instructor edition with every reference solution, in the same kernel). "
            "*version-specific claim*: a cell that states a fact of one version (tagged `ms-2.10-only` or listed "
-           "in docs/version-specific-cells.json); the lesson itself works. *changed numbers*: a changed output "
+           "in docs/version_specific_cells.json); the lesson itself works. *changed numbers*: a changed output "
            "whose differing lines differ in their numbers only (float32 rounding in the last digits, a line number "
            "in MindSpore's own source). *changed output*, *error*: the cell prints something else, or raises.", ""]
     out += table_lines(matrix)
@@ -630,7 +646,8 @@ def main(argv=None):
     q.add_argument("version")
     q.add_argument("--source", default="HEAD")
     sub.add_parser("render", help="rewrite docs/version-matrix.md from docs/version-matrix.json")
-    sub.add_parser("readme", help="print the table the READMEs show")
+    m = sub.add_parser("readme", help="print the table the READMEs show")
+    m.add_argument("--lang", choices=["en", "zh"], default="en", help="zh: README.zh-CN.md's table")
     b = sub.add_parser("rebuild", help="re-classify a finished run from its reports in the scratch folder")
     b.add_argument("version")
     args = p.parse_args(argv)
@@ -665,7 +682,7 @@ def main(argv=None):
     elif args.command == "render":
         save_matrix(load_matrix())
     elif args.command == "readme":
-        print("\n".join(table_lines(load_matrix())))
+        print("\n".join(table_lines(load_matrix(), args.lang)))
     elif args.command == "rebuild":
         matrix = load_matrix()
         version = check_version(args.version)

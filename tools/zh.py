@@ -80,13 +80,7 @@ def translation_path(notebook_name, folder=TRANSLATIONS):
 
 def load_translation(notebook_name, folder=TRANSLATIONS):
     """``{cell id: {"en_sha256": ..., "zh": ...}}`` of one notebook; {} when it has no translation file."""
-    path = translation_path(notebook_name, folder)
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("notebook") != Path(notebook_name).name or not isinstance(data.get("cells"), dict):
-        raise ValueError(f"{path}: expected {{'notebook': {Path(notebook_name).name!r}, 'cells': {{...}}}}")
-    return data["cells"]
+    return zh_comments.read_notebook_file(notebook_name, folder)
 
 
 def markdown_cells(nb):

@@ -104,15 +104,21 @@ def path_of(notebook_name, folder=FOLDER):
     return Path(folder) / (Path(notebook_name).stem + ".json")
 
 
-def load(notebook_name, folder=FOLDER):
-    """``{cell id: {"en_sha256": ..., "zh": [...]}}`` of one notebook; {} when it has no comments file."""
+def read_notebook_file(notebook_name, folder, key="cells"):
+    """The ``key`` part of ``folder/<notebook stem>.json`` (``{"notebook": name, key: {...}}``), the shape of every
+    translation file (markdown, comments, figure text); {} when the notebook has no file there."""
     path = path_of(notebook_name, folder)
     if not path.exists():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("notebook") != Path(notebook_name).name or not isinstance(data.get("cells"), dict):
-        raise ValueError(f"{path}: expected {{'notebook': {Path(notebook_name).name!r}, 'cells': {{...}}}}")
-    return data["cells"]
+    if data.get("notebook") != Path(notebook_name).name or not isinstance(data.get(key), dict):
+        raise ValueError(f"{path}: expected {{'notebook': {Path(notebook_name).name!r}, {key!r}: {{...}}}}")
+    return data[key]
+
+
+def load(notebook_name, folder=FOLDER):
+    """``{cell id: {"en_sha256": ..., "zh": [...]}}`` of one notebook; {} when it has no comments file."""
+    return read_notebook_file(notebook_name, folder)
 
 
 def translate(cell, entries):

@@ -87,19 +87,9 @@ def needs_translation(text):
     return re.search(r"\b[a-z]{3,}\b", re.sub(r"\$[^$]*\$|`[^`]*`", "", text)) is not None
 
 
-def path_of(notebook_name, folder=FOLDER):
-    return Path(folder) / (Path(notebook_name).stem + ".json")
-
-
 def load(notebook_name, folder=FOLDER):
     """``{English: Chinese}`` of one notebook's figure text; {} without a file."""
-    path = path_of(notebook_name, folder)
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("notebook") != Path(notebook_name).name or not isinstance(data.get("text"), dict):
-        raise ValueError(f"{path}: expected {{'notebook': {Path(notebook_name).name!r}, 'text': {{...}}}}")
-    return data["text"]
+    return zh_comments.read_notebook_file(notebook_name, folder, key="text")
 
 
 def status(nb, entries):
@@ -120,7 +110,7 @@ def template(number, folder=FOLDER):
     entries = load(name, folder)
     missing, _ = status(nbformat.read(path, as_version=4), entries)
     entries.update({text: text for text in missing if text not in entries})
-    target = path_of(name, folder)
+    target = zh_comments.path_of(name, folder)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps({"notebook": name, "text": entries}, ensure_ascii=False, indent=1) + "\n",
                       encoding="utf-8")

@@ -31,7 +31,7 @@ from course_utils.landscape import LossSurface
 from course_utils.messages import lazy, t
 
 CSS_PREFIX = "lr-lab"  # DOM class names for browser tests: lr-lab-slider, lr-lab-status, ...
-PRESETS = ("too small", "good", "oscillating", "diverging")  # what preset() takes (and the CSS class names)
+PRESETS = payloads.PRESETS  # what preset() takes (and the CSS class names)
 PRESET_LABELS = {"too small": lazy("too small"), "good": lazy("good"), "oscillating": lazy("oscillating"),
                  "diverging": lazy("diverging")}  # what the buttons say, translated when the lab is built
 PRESET_TIPS = {"too small": lazy("a too small learning rate for this optimizer"),

@@ -10,7 +10,6 @@
 import { decode, fmt, runOf } from "./lab.js";
 
 const BASE_COLORS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];
-const KIND_NAMES = ["diverged", "diverging", "no progress", "healthy"];
 const COALESCE_MS = 800;
 
 export function colorFor(i) {  // course_utils/lab/figure.py color_for, the same colours in the same order

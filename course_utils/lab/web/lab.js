@@ -162,6 +162,9 @@ class LabView {
       this.presetButtons[name] = button(r3, `lr-lab-preset lr-lab-preset-${name.replace(" ", "-")}`, L(name), L(`tip:${name}`));
     }
     this.clear = button(r3, "lr-lab-clear", L("clear earlier tries"));
+    // keys typed into the lab's inputs are theirs: JupyterLab's notebook shortcuts (arrows, Home, End move
+    // between cells in command mode) must not take them (Lumino skips elements marked so)
+    for (const input of [this.slider, this.text, this.momentum, this.steps]) input.setAttribute("data-lm-suppress-shortcuts", "true");
     this.status = row("lr-lab-status"); this.message = row("lr-lab-message"); this.challenge = row("lr-lab-challenge");
     const body = row("lr-lab-body");
     this.canvasBox = document.createElement("div"); this.canvasBox.className = "lr-lab-figure"; body.appendChild(this.canvasBox);

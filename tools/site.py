@@ -56,9 +56,11 @@ CODE_SPAN = re.compile(r"`([^`]+)`")
 # README sections (the heading after "## "), by language: which page each goes to.
 SECTIONS = {
     "en": {"install": "Two commands", "map": "Course map", "corrections": "What the course corrects in its sources",
-           "glossary": "Glossary (English · 中文)", "troubleshooting": "Troubleshooting"},
+           "glossary": "Glossary (English · 中文)", "troubleshooting": "Troubleshooting",
+           "versions": "Which MindSpore runs which lesson"},
     "zh": {"install": "两条命令", "map": "课程地图", "corrections": "本课程对原始资料的更正",
-           "glossary": "术语表（English · 中文）", "troubleshooting": "常见问题"},
+           "glossary": "术语表（English · 中文）", "troubleshooting": "常见问题",
+           "versions": "哪个 MindSpore 版本能运行哪一课"},
 }
 # Where a README link with an anchor lands (the anchors MyST gives the README's headings).
 README_ANCHORS = {"two-commands": "install", "course-map": "course-map", "troubleshooting": "install",
@@ -221,6 +223,8 @@ def readme_pages(lang):
     ])
     install = "\n".join([f"# {text['install']}", "", f"## {names['install']}", "",
                          rewrite_links(section(readme, names["install"]), lang), "",
+                         f"## {names['versions']}", "",
+                         rewrite_links(section(readme, names["versions"]), lang), "",
                          f"## {names['troubleshooting']}", "",
                          rewrite_links(section(readme, names["troubleshooting"]), lang)])
     return {

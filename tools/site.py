@@ -256,22 +256,26 @@ def _lab_picture(lang):
                      f"NB=notebooks/{LAB_NOTEBOOK}.ipynb`")
 
 
-def start_lab_export(lang, dest):
-    """Start the lab's static export into ``dest`` (a process), or return None if the course has no export."""
+def start_lab_export(dests):
+    """Start the lab's static export into ``dests`` ({lang: folder}; one process: MindSpore computes the sweeps
+    once for both languages), or return None if the course has no export."""
     if not LAB_EXPORT.is_file():
         return None
-    log = open(Path(dest).parents[2] / "lab-export.log", "w", encoding="utf-8")  # work/<lang>/, not the site
-    proc = subprocess.Popen([sys.executable, "-m", "course_utils.lab.export", str(dest), "--lang", lang], cwd=ROOT,
-                            env={**os.environ, "GLOG_v": "3"}, stdout=log, stderr=subprocess.STDOUT)
-    return proc, log, dest
+    langs = list(dests)
+    log = open(Path(dests[langs[0]]).parents[3] / "lab-export.log", "w", encoding="utf-8")  # work/, not the site
+    proc = subprocess.Popen([sys.executable, "-m", "course_utils.lab.export", *map(str, dests.values()),
+                             "--lang", *langs], cwd=ROOT, env={**os.environ, "GLOG_v": "3"},
+                            stdout=log, stderr=subprocess.STDOUT)
+    return proc, log, dests
 
 
-def finish_lab_export(lang, started):
-    proc, log, dest = started
+def finish_lab_export(started):
+    proc, log, dests = started
     proc.wait()
     log.close()
-    if proc.returncode or not (dest / "index.html").is_file():
-        raise SystemExit(f"the lab's export ({lang}) failed (exit code {proc.returncode}, no {dest / 'index.html'}):\n"
+    missing = [str(Path(d) / "index.html") for d in dests.values() if not (Path(d) / "index.html").is_file()]
+    if proc.returncode or missing:
+        raise SystemExit(f"the lab's export failed (exit code {proc.returncode}, missing: {', '.join(missing)}):\n"
                          + Path(log.name).read_text(encoding="utf-8")[-4000:])
 
 
@@ -419,12 +423,11 @@ def build(langs=LANGS, out=OUT, work=WORK):
             shutil.rmtree(Path(work) / lang)
         (sources[lang] / "extra").mkdir(parents=True)
     # The lab's export (MindSpore computes its sweeps: the longest step) runs while the pages are staged.
-    exports = {lang: start_lab_export(lang, sources[lang] / "extra" / "lab") for lang in langs}
+    export = start_lab_export({lang: sources[lang] / "extra" / "lab" for lang in langs})
     for lang in langs:
-        stage(lang, sources[lang], live_lab=exports[lang] is not None)
-    for lang, started_export in exports.items():
-        if started_export:
-            finish_lab_export(lang, started_export)
+        stage(lang, sources[lang], live_lab=export is not None)
+    if export:
+        finish_lab_export(export)
     running = {lang: _sphinx(lang, Path(work) / lang) for lang in langs}  # side by side (2 cores)
     failed = []
     for lang, (proc, log) in running.items():

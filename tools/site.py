@@ -202,7 +202,8 @@ def course_map_page(lang):
         number, stem = name[:2], Path(name).stem
         after = ", ".join(f"[{n}]({stems[n]}.ipynb)" for n in needs[number]) or text["map_none"]
         title = titles[stem].split("·", 1)[-1].strip()
-        lines.append(f"| {number} | [{title}]({stem}.ipynb) | {learn[number]} | {teach}\u00a0+\u00a0{ex} | {after} |")  # one line
+        minutes = f"{teach}\u00a0+\u00a0{ex}"  # no-break spaces: one line in a narrow column
+        lines.append(f"| {number} | [{title}]({stem}.ipynb) | {learn[number]} | {minutes} | {after} |")
     return "\n".join(lines) + "\n"
 
 

@@ -366,20 +366,13 @@ RUN_CELLS_JS = """async ([path, indices]) => {
 }"""
 
 
-def _cell_indices(notebook):
+def _setup_and_lab_cells(notebook):
+    """The indices (among all cells) of the notebook's first code cell and of the one cell that opens the lab."""
     cells = json.loads(notebook.read_text())["cells"]
-    return [i for i, c in enumerate(cells) if c["cell_type"] == "code"], cells
-
-
-def _first_code_cell_index(notebook):
-    return _cell_indices(notebook)[0][0]
-
-
-def _lab_cell_index(notebook):
-    code, cells = _cell_indices(notebook)
-    found = [i for i in code if "learning_rate_lab(" in "".join(cells[i]["source"])]
-    assert len(found) == 1, f"{notebook.name}: expected one cell that opens the lab, found {found}"
-    return found[0]
+    code = [i for i, c in enumerate(cells) if c["cell_type"] == "code"]
+    lab = [i for i in code if "learning_rate_lab(" in "".join(cells[i]["source"])]
+    assert len(lab) == 1, f"{notebook.name}: expected one cell that opens the lab, found {lab}"
+    return [code[0], lab[0]]
 
 
 def _menu(page, menu, item):
@@ -438,10 +431,11 @@ def test_notebook_runs_in_jupyterlab(notebook, jupyterlab, page, artifacts):
     try:
         _open_in_lab(page, jupyterlab, name)
         _menu(page, "Edit", "Clear Outputs of All Cells")  # so that every output below comes from this run
-        if name == LAB_NOTEBOOK:  # the lab's cell "runs on its own": the setup cell and it, as a learner may
-            # (the rest of 05 runs under nbval; Run All here cost a minute of the suite for no front-end output)
-            lab_cell = _lab_cell_index(notebook)
-            page.evaluate(RUN_CELLS_JS, [name, [_first_code_cell_index(notebook), lab_cell]])
+        # The lab's cell "runs on its own": in 05 the setup cell and it, as a learner may (the rest of 05 runs
+        # under nbval; Run All here cost a minute of the suite for no front-end output). Elsewhere: Run All.
+        run = _setup_and_lab_cells(notebook) if name == LAB_NOTEBOOK else None
+        if run:
+            page.evaluate(RUN_CELLS_JS, [name, run])
         else:
             _menu(page, "Run", "Run All Cells")
         state = _poll(f"the cells to finish in {name}",
@@ -455,10 +449,9 @@ def test_notebook_runs_in_jupyterlab(notebook, jupyterlab, page, artifacts):
                 problems.append(f"cell {cell['index']}: error output {cell['errors']}")
             if "raises-exception" in cell["tags"] and not cell["errors"]:
                 problems.append(f"cell {cell['index']} is tagged raises-exception but raised nothing")
-        not_run = [c["index"] for c in state["cells"] if c["count"] is None
-                   and (name != LAB_NOTEBOOK or c["index"] in (_first_code_cell_index(notebook), lab_cell))]
+        not_run = [c["index"] for c in state["cells"] if c["count"] is None and (run is None or c["index"] in run)]
         if not_run:
-            problems.append(f"cells not executed (Run All stopped early?): {not_run}")
+            problems.append(f"cells not executed (the run stopped early?): {not_run}")
         broken = page.locator(".jp-OutputArea-output", has_text="Error displaying widget").count()
         if broken:
             problems.append(f"{broken} widget output(s) show 'Error displaying widget'")

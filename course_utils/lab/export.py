@@ -18,7 +18,7 @@ from pathlib import Path
 from course_utils.lab.payload import setting_key, surface_info, sweep_payload
 from course_utils.lab.trainers import LR_GRID, MOMENTUM, OPTIMIZERS
 from course_utils.lab.widget import WEB
-from course_utils.messages import LANGUAGES, lazy, t
+from course_utils.messages import LANGUAGES, language, lazy, t
 
 DEFAULT_STEPS = (50, 100)
 DEFAULT_BETAS = (0.5, 0.9)
@@ -75,9 +75,8 @@ def export(outdir, steps=DEFAULT_STEPS, betas=DEFAULT_BETAS, trainer=None, lr=0.
     surface = LossSurface(x, y)
     sweeps = {(optimizer, beta): trainer.sweep(optimizer, None, max(steps), (0.0, 0.0), beta)
               for optimizer in OPTIMIZERS for beta in (betas if optimizer == "Momentum" else [MOMENTUM])}
-    if langs is None:
-        return _write(outdir, sweeps, surface, steps, betas, lr)
     saved = os.environ.get("COURSE_LANG")
+    langs = {language(): outdir} if langs is None else langs
     try:
         for lang, folder in langs.items():
             os.environ["COURSE_LANG"] = lang

@@ -168,12 +168,27 @@ def test_scaled_step_oracle_is_clipped_gradient_descent():
 ])
 def test_scaled_step_names_the_mistake(mistake, text):
     result = nb12.scaled_step.evaluate(_step_factory(mistake))
-    if mistake == "scaled loss" and "divide the gradients by the scale" in result.message:
-        # Seen once (Python 3.12, parallel quick tier; not reproduced alone in 7 runs): part 1 saw the step unscale
-        # by the scale from before the two halvings (w = -0.25, not -1). Still rejected, by part 1's message.
-        assert result.status == INCORRECT, result.message
-        return
     assert result.status == INCORRECT and text in result.message, result.message
+    # a correct step right after a mistake: MindSpore's jitted unscale once read a stale scale here (see below)
+    assert nb12.scaled_step.evaluate(_step_factory()).status == CORRECT
+
+
+def test_the_checkers_scaler_scales_as_mindspores_does_and_follows_adjust():
+    """Part 1 hands the learner a DynamicLossScaler with eager scale/unscale: MindSpore's own, a jitted function
+    of scale_value, read the scale from before adjust's assignment in about 1 run in 70 (CI, 2026-12-02)."""
+    scaler = nb12._eager_dynamic_scaler(2.0 ** 10, 2, 50)
+    theirs = ms.amp.DynamicLossScaler(2.0 ** 10, 2, 50)
+    assert isinstance(scaler, ms.amp.DynamicLossScaler)
+    grads = (ms.Tensor([1.5, -3.0], ms.float32), ms.Tensor([[2.0]], ms.float16))
+    for ours, reference_ in [(scaler.scale(grads), theirs.scale(grads)), (scaler.unscale(grads), theirs.unscale(grads)),
+                             ((scaler.unscale(grads[0]),), (theirs.unscale(grads[0]),))]:
+        assert [(g.dtype, g.shape) for g in ours] == [(g.dtype, g.shape) for g in reference_]
+        for a, b in zip(ours, reference_):
+            np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+    for k in range(1, 21):  # every halving is seen by the next unscale
+        scaler.adjust(ms.Tensor(False))
+        want = 2.0 ** max(10 - k, 0)
+        assert float(scaler.unscale(ms.Tensor(4.0)).asnumpy()) == 4.0 / want
 
 
 @pytest.mark.parametrize("step, text", [

@@ -635,6 +635,31 @@ def test_a_stored_notebook_gets_a_picture_and_a_short_text(lab):
     assert _png_size(data["image/png"])[0] >= 880, "the stored picture fills a 900-pixel column"
 
 
+@pytest.mark.parametrize("optimizer", ["SGD", "Momentum", "Adam"])
+def test_the_stored_pictures_labels_overlap_no_other_panels(lab, optimizer):
+    # 2026-12-03: the fitted line's "y" stood on the sweep's right-hand "steps to converge" label
+    lab.set(optimizer=optimizer)
+    lab.picture()
+    fig = lab.figure.fig
+    renderer = fig.canvas.get_renderer()
+    texts = []  # (panel, what, pixel box) of every label, title and tick label
+    for ax in fig.axes:
+        panel = ax.get_position().bounds[:2]  # a twin axis shares its panel
+        parts = [ax.xaxis.label, ax.yaxis.label, ax.title]
+        for axis, (lo, hi) in ((ax.xaxis, sorted(ax.get_xlim())), (ax.yaxis, sorted(ax.get_ylim()))):
+            ticks = [t for t in axis.get_major_ticks() if lo <= t.get_loc() <= hi]  # the ones drawn
+            parts += [label for t in ticks for label in (t.label1, t.label2)]
+        shown = [t for t in parts if t.get_visible() and t.get_text()]
+        texts += [(panel, t.get_text(), t.get_window_extent(renderer)) for t in shown]
+    assert len(texts) > 40
+    clashes = [(a, b) for i, (pa, a, ba) in enumerate(texts) for pb, b, bb in texts[i + 1:]
+               if pa != pb and ba.overlaps(bb)]
+    assert not clashes, clashes
+    width, height = fig.canvas.get_width_height()
+    outside = [t for _, t, box in texts if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height]
+    assert not outside, f"cut at the picture's edge: {outside}"
+
+
 def test_lab_rejects_bad_construction():
     with pytest.raises(TypeError, match="trainer"):
         LearningRateLab(object(), X, Y)

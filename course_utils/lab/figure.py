@@ -113,7 +113,8 @@ def path_axes(ax, surface, window=PATH_WINDOW, eigenvectors=True):
             ax.annotate("", xy=(w_opt + vec[0], b_opt + vec[1]), xytext=(w_opt, b_opt),
                         arrowprops=dict(arrowstyle="->", color=style, linewidth=1.4))
             ax.text(w_opt + 1.05 * vec[0], b_opt + 1.05 * vec[1], f"{name}: λ={surface.eigenvalues[i]:.2f}",
-                    color=style, fontsize=9.5, ha="left" if vec[0] >= 0 else "right", va="center")
+                    color=style, fontsize=9.5, ha="left" if vec[0] >= 0 else "right", va="center",
+                    bbox=dict(boxstyle="round,pad=0.1", facecolor="white", alpha=0.75, edgecolor="none"))
     ax.plot(*surface.optimum, "*", color="gold", markeredgecolor="k", markersize=13, zorder=5)
     ax.set_xlim(w0, w1)
     ax.set_ylim(b0, b1)
@@ -144,7 +145,7 @@ class LabFigure:
         self.fig = Figure(figsize=size, dpi=dpi)
         self.canvas = FigureCanvasAgg(self.fig)
         (self.ax_loss, self.ax_path), (self.ax_sweep, self.ax_fit) = self.fig.subplots(2, 2)
-        self.fig.subplots_adjust(left=0.08, right=0.93, bottom=0.09, top=0.95, wspace=0.3, hspace=0.38)
+        self.fig.subplots_adjust(left=0.08, right=0.97, bottom=0.09, top=0.95, wspace=0.42, hspace=0.38)
         self.ax_steps = self.ax_sweep.twinx()
         loss_axes(self.ax_loss, surface, steps)
         path_axes(self.ax_path, surface, window)

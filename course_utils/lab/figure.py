@@ -9,7 +9,8 @@ ends at the top of its panel (▲), a path at the edge of the view (✖).
 
 Since issue 28 the live lab is drawn by the page (``web/lab.js``, in the learner's language); this figure is
 the picture a saved notebook keeps of it (``LearningRateLab.picture``), 900 pixels wide, and the static
-panels notebooks draw (``side_by_side``). Its text stays English: matplotlib's default font has no Chinese.
+panels notebooks draw (``side_by_side``). Its text is in the learner's language (``figure_text.text``: Chinese
+under ``COURSE_LANG=zh`` when a Chinese font is installed).
 """
 
 import colorsys
@@ -18,6 +19,8 @@ import io
 import numpy as np
 
 from course_utils._validate import require_series
+from course_utils.figure_text import text
+from course_utils.messages import lazy
 
 LOSS_LIMITS = (1e-5, 1e5)
 PATH_WINDOW = ((-1.0, 4.0), (-2.0, 3.0))  # (w range, b range) around the optimum (2, 0)
@@ -25,6 +28,7 @@ FAR = 1e4  # path coordinates are clipped to +-FAR before drawing, so overflowin
 LR_LIMITS = (1e-3, 10.0)
 BASE_COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
 DIVERGED_COLOR = "crimson"
+LOSS_PER_STEP = lazy("loss per step")  # side_by_side's title
 
 
 def color_for(i):
@@ -88,8 +92,8 @@ def loss_axes(ax, surface, steps):
     ax.set_yscale("log")
     ax.set_xlim(0, steps)
     ax.set_ylim(*LOSS_LIMITS)
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss (log scale)")
+    ax.set_xlabel(text(lazy("step")))
+    ax.set_ylabel(text(lazy("loss (log scale)")))
     ax.axhline(surface.min_loss, color="0.5", linestyle="--", linewidth=0.8)
     ax.grid(True, which="major", linewidth=0.4, alpha=0.5)
 
@@ -108,27 +112,27 @@ def path_axes(ax, surface, window=PATH_WINDOW, eigenvectors=True):
         ax.contour(W, B, L, levels=levels, colors="0.45", linewidths=0.5)
     if eigenvectors:  # the Hessian's eigenvectors from the optimum: the steep and the flat direction
         w_opt, b_opt = surface.optimum
-        for i, (name, style) in enumerate((("flat", "0.2"), ("steep", "darkred"))):
+        for i, (name, style) in enumerate(((lazy("flat"), "0.2"), (lazy("steep"), "darkred"))):
             vec = surface.eigenvectors[:, i] * 0.9
             ax.annotate("", xy=(w_opt + vec[0], b_opt + vec[1]), xytext=(w_opt, b_opt),
                         arrowprops=dict(arrowstyle="->", color=style, linewidth=1.4))
-            ax.text(w_opt + 1.05 * vec[0], b_opt + 1.05 * vec[1], f"{name}: λ={surface.eigenvalues[i]:.2f}",
+            ax.text(w_opt + 1.05 * vec[0], b_opt + 1.05 * vec[1], f"{text(name)}: λ={surface.eigenvalues[i]:.2f}",
                     color=style, fontsize=9.5, ha="left" if vec[0] >= 0 else "right", va="center",
                     bbox=dict(boxstyle="round,pad=0.1", facecolor="white", alpha=0.75, edgecolor="none"))
     ax.plot(*surface.optimum, "*", color="gold", markeredgecolor="k", markersize=13, zorder=5)
     ax.set_xlim(w0, w1)
     ax.set_ylim(b0, b1)
-    ax.set_xlabel("weight w")
-    ax.set_ylabel("bias b")
+    ax.set_xlabel(text(lazy("weight w")))
+    ax.set_ylabel(text(lazy("bias b")))
 
 
 def bounds_of(surface, optimizer, momentum):
     """The closed-form learning-rate bounds of an optimizer on this bowl: [(lr, label, colour), ...]."""
     if optimizer == "SGD":
-        return [(1 / surface.lambda_max, "zig-zag above 1/λmax", "0.35"),
-                (surface.stability_bound(), "diverges above 2/λmax", DIVERGED_COLOR)]
+        return [(1 / surface.lambda_max, lazy("zig-zag above 1/λmax"), "0.35"),
+                (surface.stability_bound(), lazy("diverges above 2/λmax"), DIVERGED_COLOR)]
     if optimizer == "Momentum":
-        return [(surface.stability_bound(momentum), "diverges above 2(1+β)/λmax", DIVERGED_COLOR)]
+        return [(surface.stability_bound(momentum), lazy("diverges above 2(1+β)/λmax"), DIVERGED_COLOR)]
     return []  # Adam: no closed-form bound (its step size adapts)
 
 
@@ -172,14 +176,15 @@ class LabFigure:
 
     def _fit_axes(self):
         ax, s = self.ax_fit, self.surface
-        ax.plot(s.x, s.y, ".", color="0.55", markersize=4, label="data")
+        ax.plot(s.x, s.y, ".", color="0.55", markersize=4, label=text(lazy("data")))
         xs = np.array([s.x.min(), s.x.max()])
-        ax.plot(xs, s.optimum[0] * xs + s.optimum[1], "--", color="goldenrod", linewidth=1.2, label="best fit")
+        ax.plot(xs, s.optimum[0] * xs + s.optimum[1], "--", color="goldenrod", linewidth=1.2,
+                label=text(lazy("best fit")))
         span = np.ptp(s.y) or 1.0
         ax.set_ylim(s.y.min() - 0.6 * span, s.y.max() + 0.6 * span)
         ax.set_xlabel("x")
         ax.set_ylabel("y")
-        ax.set_title("the fitted line w·x + b", fontsize=10)
+        ax.set_title(text(lazy("the fitted line w·x + b")), fontsize=10)
         ax.legend(fontsize=9.5, loc="upper left")
 
     def set_steps(self, steps):
@@ -202,9 +207,9 @@ class LabFigure:
         ax.set_yscale("log")
         ax.set_xlim(*LR_LIMITS)
         ax.set_ylim(*LOSS_LIMITS)
-        ax.set_xlabel("learning rate (log scale)")
-        ax.set_ylabel("final loss", color="tab:blue")
-        ax2.set_ylabel("steps to converge", color="tab:green")
+        ax.set_xlabel(text(lazy("learning rate (log scale)")))
+        ax.set_ylabel(text(lazy("final loss")), color="tab:blue")
+        ax2.set_ylabel(text(lazy("steps to converge")), color="tab:green")
         ax2.set_ylim(0, max(self.steps, 1) * 1.05)
         if sweep is None:
             self.invalidate()
@@ -222,10 +227,11 @@ class LabFigure:
         add(ax2.plot(sweep.lrs, steps_needed, color="tab:green", linewidth=1.5))
         for lr, label, color in bounds_of(self.surface, sweep.optimizer, sweep.momentum or 0.0):
             add([ax.axvline(lr, color=color, linestyle=":" if color != DIVERGED_COLOR else "--", linewidth=1.2)])
-            add([ax.text(lr, 2e4 if color == DIVERGED_COLOR else 2e2, f" {label}", color=color, fontsize=9.5,
+            add([ax.text(lr, 2e4 if color == DIVERGED_COLOR else 2e2, f" {text(label)}", color=color, fontsize=9.5,
                          ha="right" if lr > 0.3 else "left", va="top", rotation=0)])
-        bounds = "" if sweep.optimizer != "Adam" else " (no closed-form bound)"
-        ax.set_title(f"sweep: {sweep.label}, {sweep.steps} steps{bounds}", fontsize=10)
+        bounds = "" if sweep.optimizer != "Adam" else text(lazy(" (no closed-form bound)"))
+        ax.set_title(text(lazy("sweep: {label}, {steps} steps"), label=sweep.label, steps=sweep.steps) + bounds,
+                     fontsize=10)
         self.invalidate()
 
     def invalidate(self):
@@ -308,7 +314,7 @@ class LabFigure:
         return buffer.getvalue()
 
 
-def side_by_side(runs, surface, window=PATH_WINDOW, title="loss per step"):
+def side_by_side(runs, surface, window=PATH_WINDOW, title=LOSS_PER_STEP):
     """A static notebook figure: every run's loss in one panel, then one (w, b) path panel per run,
     three panels a row (readable in a 900-pixel column)."""
     import matplotlib.pyplot as plt
@@ -323,7 +329,7 @@ def side_by_side(runs, surface, window=PATH_WINDOW, title="loss per step"):
         ax.set_visible(False)
     ax_loss = axes[0]
     loss_axes(ax_loss, surface, max(run.steps for run in runs))
-    ax_loss.set_title(title, fontsize=10)
+    ax_loss.set_title(text(title), fontsize=10)
     for i, (run, ax) in enumerate(zip(runs, axes[1:])):
         color = color_for(i)
         path_axes(ax, surface, window, eigenvectors=False)
@@ -336,9 +342,10 @@ def side_by_side(runs, surface, window=PATH_WINDOW, title="loss per step"):
         if left_at is not None:
             if left_at:
                 ax.plot(*points[left_at - 1], "X", color=color, markersize=10, markeredgecolor="k")
-            ax.set_title(f"{run.label}: leaves the view at step {left_at}", fontsize=9)
+            ax.set_title(text(lazy("{run}: leaves the view at step {step}"), run=run.label, step=left_at), fontsize=9)
         elif len(points):
             ax.plot(*points[-1], "o", color=color, markersize=6)
-            ax.set_title(f"{run.label}: ends at ({run.final[0]:.2f}, {run.final[1]:.2f})", fontsize=9)
+            ax.set_title(text(lazy("{run}: ends at ({w:.2f}, {b:.2f})"), run=run.label, w=run.final[0], b=run.final[1]),
+                         fontsize=9)
     ax_loss.legend(fontsize=8, loc="upper right")
     return fig

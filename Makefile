@@ -21,7 +21,7 @@
 #   make browser  install Debian's chromium and a Chinese font for the browser tests, if missing (root; CI runs it)
 #   make test-matrix  every notebook on each tested MindSpore (2.7.2 2.8.0 2.9.0 2.10.0; MS="2.8.0 2.9.0" for some),
 #                 one fresh venv under /tmp each, removed after: the table in docs/version-matrix.md (opt-in, not
-#                 part of make test; measured per version on 2 cores, MATRIX_JOBS=2: 2 min install + 6 min of
+#                 part of make test; measured per version on 2 cores, MATRIX_JOBS=2: 2-3 min install + 7-10 min of
 #                 notebooks when idle, up to 19 + 45 min when shared; 3.3 GB of /tmp)
 #   make test-py312  the second supported Python: a fresh 3.12 venv (under /tmp, installed from a wheelhouse with no
 #                 index), the quick tier and every notebook

@@ -152,8 +152,8 @@ MATRIX_VERSIONS = ("2.7.2", "2.8.0", "2.9.0", "2.10.0")  # tools/matrix.py's VER
 
 def test_matrix(args):
     """Every notebook on each MindSpore version, one fresh venv (outside the repository) at a time: the table in
-    docs/version-matrix.json and .md (tools/matrix.py). Measured per version on 2 cores, -n 2: 2 min to install and
-    6 min of notebooks when idle, up to 19 + 45 min when shared; 3.3 GB of /tmp while it runs."""
+    docs/version-matrix.json and .md (tools/matrix.py). Measured per version on 2 cores, -n 2: 2-3 min to install and
+    7-10 min of notebooks when idle, up to 19 + 45 min when shared; 3.3 GB of /tmp while it runs."""
     py = ensure_venv(dev=True)
     run([py, "tools/matrix.py", "run", *args.versions, "--jobs", str(args.jobs)])
 

@@ -16,6 +16,8 @@
    once per setting, not per move). The ratio is printed with that reason.
 4. First display: a fresh Python process imports the lab (and MindSpore), compiles the first optimizer,
    trains its sweep and makes the payload and the stored picture. Median of ``--starts``. Target: <= 5 s.
+   Beside it, the trainer's chunk size (steps unrolled in one compiled call): compile seconds and sweep medians
+   (interleaved) at chunk 25 (the default) and 100: a smaller chunk compiles faster and sweeps slower.
 
 On a loaded machine (the load average is printed) the ratios stay meaningful, absolute times do not.
 """
@@ -136,6 +138,29 @@ def batched_sweeps(repeats):
     return result
 
 
+def chunk_sizes(repeats, chunks=(25, 100)):
+    """Compile seconds and sweep medians (interleaved) of MindSporeTrainer at each chunk size, per optimizer."""
+    from course_utils.data import make_linear_data
+    from course_utils.lab import MindSporeTrainer
+
+    x, y = make_linear_data()
+    trainers = {chunk: MindSporeTrainer(x, y, chunk=chunk) for chunk in chunks}
+    result = {}
+    for optimizer in ("SGD", "Momentum", "Adam"):
+        compiled, times = {}, {chunk: [] for chunk in chunks}
+        for chunk, trainer in trainers.items():
+            start = time.perf_counter()
+            trainer.compile(optimizer)
+            compiled[chunk] = time.perf_counter() - start
+        for i in range(repeats):
+            for chunk in (chunks if i % 2 else chunks[::-1]):
+                start = time.perf_counter()
+                trainers[chunk].sweep(optimizer, None, 100, momentum=0.3 + 0.01 * i)
+                times[chunk].append(time.perf_counter() - start)
+        result[optimizer] = {chunk: (compiled[chunk], statistics.median(times[chunk])) for chunk in chunks}
+    return result
+
+
 def first_display(starts):
     times = []
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -163,6 +188,7 @@ def main(argv=None):
     moves = browser_moves(args.moves)
     released, judged = releases(args.releases)
     sweeps = batched_sweeps(args.sweeps)
+    chunks = chunk_sizes(args.sweeps)
 
     def ms(seconds):
         return f"{1e3 * seconds:6.2f} ms"
@@ -177,6 +203,10 @@ def main(argv=None):
     for optimizer, times in sweeps.items():
         print(f"batched sweep, {optimizer:8s} (401 lrs x 100 steps): MindSpore {ms(times['MindSpore'])}, "
               f"numpy {ms(times['numpy'])}")
+    for optimizer, by_chunk in chunks.items():
+        shown = [f"chunk={chunk}: compile {compiled:.2f} s, sweep {ms(sweep)}"
+                 for chunk, (compiled, sweep) in by_chunk.items()]
+        print(f"chunk size, {optimizer:8s}: " + "; ".join(shown))
     print(f"first display (fresh process, import + compile + sweep + payload + picture): "
           f"{', '.join(f'{t:.2f} s' for t in starts)}")
     print(f"load average at the end {os.getloadavg()[0]:.1f}")

@@ -320,7 +320,7 @@ class LearningRateLab:
         cached = self._sweeps.get(key)
         if cached is None or cached.steps < steps:
             if not self.trainer.is_compiled(optimizer):
-                self._set_status(t("compiling MindSpore training for {optimizer} (once, two or three seconds)...",
+                self._set_status(t("compiling MindSpore training for {optimizer} (once, a second or two)...",
                                    optimizer=optimizer))
             self.widget.busy = True
             try:

@@ -5,9 +5,11 @@ batch: theta has shape (2, K), the learning rates are a (1, K) Tensor. ``MindSpo
 gradient with MindSpore's autodiff (``ms.grad``) and applies the update rules of ``nn.SGD``,
 ``nn.Momentum`` (momentum beta, a Tensor argument) and ``nn.Adam`` (defaults) as MindSpore ops inside
 one ``@ms.jit`` function per optimizer, ``chunk`` steps unrolled and called as often as the step count
-needs. ``chunk=100`` (the lab's default step count in one call) compiles in 2-3 s and sweeps 401 learning
-rates in about 40 ms; ``chunk=50`` compiled in about 1.2 s but took about 140 ms (measured here, 2026-12-01):
-the unrolled 100-step graph runs about 3.5 times faster per step. Learning rates, beta, start and optimizer
+needs. ``chunk=25`` (the default) compiles in about 1 s per optimizer and sweeps 401 learning rates over
+100 steps in about 150 ms; ``chunk=100`` sweeps in about 65 ms but compiles in 4 to 6 s (measured here on a quiet
+machine, 2026-12-03, interleaved medians: ``benchmarks/lab_update_speed.py`` prints both). A sweep is computed
+once per setting and every process compiles each optimizer it uses, so the compile is what a learner waits for
+(the lab's first display, a classroom's start). Learning rates, beta, start and optimizer
 state are Tensor arguments of a fixed shape, so a new setting never recompiles: each optimizer compiles once,
 on its first use. ``NumpyTrainer`` does the
 same batched arithmetic in float32 numpy (the speed reference); the tests compare both with MindSpore's
@@ -121,7 +123,7 @@ class MindSporeTrainer(_Trainer):
 
     name = "MindSpore"
 
-    def __init__(self, x, y, chunk=100):
+    def __init__(self, x, y, chunk=25):
         check_xy(x, y)
         require_int("chunk", chunk, 1, 200)
         import mindspore as ms
@@ -152,7 +154,7 @@ class MindSporeTrainer(_Trainer):
         return optimizer in self._compiled
 
     def compile(self, optimizer):
-        """Compile the optimizer's batched chunk now (two or three seconds) instead of on its first sweep."""
+        """Compile the optimizer's batched chunk now (about a second) instead of on its first sweep."""
         require_choice("optimizer", optimizer, OPTIMIZERS)
         if optimizer not in self._compiled:
             self._batch(optimizer, LR_GRID, 1, np.zeros(2), MOMENTUM)

@@ -388,6 +388,23 @@ def unfinished(answer):
     return False
 
 
+COURSE_PACKAGES = ("course_utils", "capstone")  # an answer defined in these is the course's, not the learner's
+
+
+def course_owner(answer):
+    """``"module.name"`` when ``answer`` (a function, a class, a partial or bound method of one) is defined in the
+    course's own packages, else None."""
+    while True:  # functools.partial(f, ...) and bound methods carry the function they wrap
+        inner = getattr(answer, "func", None) or getattr(answer, "__func__", None)
+        if inner is None or inner is answer:
+            break
+        answer = inner
+    module = getattr(answer, "__module__", None) or ""
+    if module.split(".")[0] in COURSE_PACKAGES:
+        return f"{module}.{getattr(answer, '__qualname__', getattr(answer, '__name__', '?'))}"
+    return None
+
+
 class FunctionExercise(Exercise):
     """An exercise whose answer is a function (or, with ``cls=True``, a class) the learner writes from a
     scaffold. ``signature`` is what the notebook's scaffold defines ("train_momentum(net, x, y, lr, steps)");
@@ -416,6 +433,10 @@ class FunctionExercise(Exercise):
         if not self.cls and (not callable(answer) or isinstance(answer, type)):
             raise Incorrect(t("expected your function {signature} (answer = {name}, without calling it), got "
                               "{answer}", signature=self.signature, name=self.function_name, answer=shown(answer)))
+        owner = course_owner(answer)
+        if owner:
+            raise Incorrect(t("{owner} is the course's own code, not yours: write {signature} yourself in the "
+                              "scaffold", owner=owner, signature=self.signature))
         return self._check_function(answer)
 
     def call(self, function, *args, **kwargs):

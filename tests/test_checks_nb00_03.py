@@ -195,7 +195,7 @@ MISTAKES = [
     (nb03.least_squares, lambda x, y: (float(np.sum(x * y) / np.sum(x * x)), 0.0), "through the origin"),
     (nb03.least_squares, lambda x, y: tuple(np.polyfit(x.ravel(), y.ravel(), 1))[::-1], "(b, w)"),
     (nb03.least_squares, lambda x, y: (W_LS, B_LS), "not the least-squares line"),  # the course data's fit
-    (nb03.least_squares, oracles.least_squares, "the course's own oracle"),
+    (nb03.least_squares, oracles.least_squares, "the course's own code"),
     (nb03.least_squares, lambda x, y: 2.0, "should return a pair"),
     (nb03.least_squares, lambda x, y: (1.0, 2.0, 0.0), "should hold 2 numbers, got shape (3,)"),
     (nb03.train_loop, functools.partial(_cell_loop, optimizer="sgd"), "follows plain SGD"),
@@ -348,7 +348,7 @@ def test_nb03_learning_rate_window_on_its_own_data():
     assert not [lr for lr in lrs if _converges(lr, x, y, 100)], "no learning rate converges in 100 steps here"
     window = [lr for lr in lrs if _converges(lr, x, y, nb03.EXERCISE_STEPS)]
     assert window == list(np.round(np.arange(0.49, 0.665, 0.01), 2)), window  # contiguous: 0.49 to 0.66
-    low, high = nb03.exercise_window()  # the checker's finer grid, against the matrix-power oracle
+    low, high = nb03._exercise_window()  # the checker's finer grid, against the matrix-power oracle
     assert _converges(low, x, y, nb03.EXERCISE_STEPS) and not _converges(round(low - 0.001, 3), x, y, 150)
     assert _converges(high, x, y, nb03.EXERCISE_STEPS) and not _converges(round(high + 0.001, 3), x, y, 150)
     for answer in [(0.49, 0.66), (low, high), (0.48, 0.67)]:  # a sweep in steps of 0.01 passes

@@ -15,7 +15,7 @@ SOLUTION = reference(nb15.node_command)[0]  # the msrun command of the second ma
 @pytest.mark.parametrize("ex", [nb15.shard_rows, nb15.sum_lr, nb15.reduced_grads, nb15.node_command],
                          ids=lambda ex: ex.key)
 def test_references_pass(ex):
-    assert reference(ex, shard_rows=nb15.expected_shard)[1].startswith("[ok]")
+    assert reference(ex, shard_rows=nb15._expected_shard)[1].startswith("[ok]")
 
 
 def _reducer(mistake=None):
@@ -101,7 +101,7 @@ def test_shard_oracle_matches_mindspore(n_rows, num_shards):
         rows = ds.NumpySlicesDataset({"i": np.arange(n_rows)}, shuffle=False, num_shards=num_shards,
                                      shard_id=shard_id)
         got = [int(r["i"]) for r in rows.create_dict_iterator(output_numpy=True)]
-        assert got == nb15.expected_shard(n_rows, num_shards, shard_id)
+        assert got == nb15._expected_shard(n_rows, num_shards, shard_id)
 
 
 def test_sum_lr_oracle_is_the_sum_of_shard_means():

@@ -196,3 +196,42 @@ def test_no_solution_is_a_lesson_cell_copied(path):
         assert len(lines) < 4 or len(copied) < VERBATIM_SHARE * len(lines), (
             f"{path.name}: {len(copied)} of the {len(lines)} lines of the solution to nb{path.name[:2]}.{key} stand"
             f" word for word in the lesson's cells, e.g. {copied[0]!r}: ask for a variation the lesson did not show")
+
+
+@pytest.mark.parametrize("ex", FUNCTIONS, ids=[ex.name for ex in FUNCTIONS])
+def test_the_course_code_is_no_answer(ex):
+    """A function exercise refuses the course's own functions (its module's oracles, course_utils.oracles), also
+    wrapped in functools.partial: the learner writes the function."""
+    import functools
+
+    from course_utils import oracles
+
+    module = importlib.import_module(f"course_utils.checks.nb{ex.notebook}")
+    own = [v for v in vars(module).values() if callable(v) and getattr(v, "__module__", "") == module.__name__]
+    own += [v for v in vars(oracles).values() if callable(v) and getattr(v, "__module__", "") == oracles.__name__]
+    assert len(own) > 3
+    for value in own[:20] + [functools.partial(own[0])]:
+        if isinstance(value, type) != ex.cls:
+            continue
+        result = ex.evaluate(value)
+        assert result.status == INCORRECT and "course's own code" in result.message, (value, result.message)
+
+
+def _bare(text):
+    """Code or prose without spaces and trailing comments: `a*b` and `a * b` are the same line."""
+    return re.sub(r"\s+", "", re.split(r"\s#\s", text)[0]).rstrip(":")
+
+
+HINTED_SHARE = 0.3  # of a solution's telling lines that its hints may spell out
+
+
+@pytest.mark.parametrize("ex", ALL, ids=[ex.name for ex in ALL])
+def test_no_hint_is_the_solution(ex):
+    """Hints come in steps, in words; together they do not spell the reference solution out line by line."""
+    if isinstance(ex, Prediction):
+        return
+    hints = _bare(" ".join(t(hint) for hint in ex.hints))
+    lines = [line for line in map(_line, solutions.code(ex).splitlines()) if _telling(line)]
+    given = [line for line in lines if len(_bare(line)) > 8 and _bare(line) in hints]
+    assert len(given) < max(2, HINTED_SHARE * len(lines)), (
+        f"{ex.name}: {len(given)} of the {len(lines)} lines of its solution stand in its hints, e.g. {given[0]!r}")

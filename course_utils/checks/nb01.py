@@ -98,8 +98,8 @@ def _check_predict(answer):
                               values=shown_values, shape=got.shape, want=want.shape))
         got = array(got, t("the predictions"))
         if not close(got, want, rtol=1e-5, atol=1e-6):
-            raise Incorrect(t("predict(net, {values}) gave {got}, but this net (w = -1.25, b = 0.75) predicts "
-                              "{want}: run the net you were given on the values", values=shown_values,
+            raise Incorrect(t("predict(net, {values}) gave {got}, but this net predicts {want}: run the net you "
+                              "were given on the values", values=shown_values,
                               got=np.round(got, 4).tolist(), want=np.round(want, 4).tolist()))
 
 

@@ -36,7 +36,7 @@ COURSE_WINDOW = (0.37, 0.78)  # the learning rates that converge in 100 steps on
 
 
 @functools.lru_cache(maxsize=1)
-def exercise_window(step=0.001):
+def _exercise_window(step=0.001):
     """The learning rates (a grid of ``step``) with which EXERCISE_STEPS full-batch steps from (0, 0) converge on
     exercise_data(): (lowest, highest), by the course's numpy oracle."""
     x, y = exercise_data()
@@ -66,7 +66,7 @@ def _check_learning_rate(answer):
                           "the data: sweep on x2, y2", low=low, high=high))
     x, y = exercise_data()
     best = oracles.least_squares(x, y)
-    true_low, true_high = exercise_window()
+    true_low, true_high = _exercise_window()
     fields = dict(steps=EXERCISE_STEPS)
     if low < true_low - WINDOW_TOLERANCE:
         raise Incorrect(t("lr = {lr:g} does not converge in {steps} steps on this data: the window starts higher",

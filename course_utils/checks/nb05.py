@@ -306,8 +306,9 @@ article_recipe = Prediction(
 momentum_step = FunctionExercise(_check_momentum_step, hints=[
     lazy("ms.value_and_grad(mse) gives a function returning the loss and its gradient with respect to mse's "
          "first argument, theta; the rest is two lines of arithmetic on Tensors"),
-    lazy("loss, grad = ms.value_and_grad(mse)(theta, a, y); velocity = 0.9 * velocity + grad; return theta - lr * "
-         "velocity, velocity, loss"),
+    lazy("first the loss and the gradient at theta; then the new velocity is 0.9 times the old one plus "
+         "that gradient; the new theta steps against the new velocity, scaled by lr; return the new "
+         "theta, the new velocity and the loss"),
 ], signature="momentum_step(theta, velocity, a, y, lr)")
 
 bind(globals())

@@ -226,9 +226,9 @@ warmup_cosine = FunctionExercise(_check_warmup_cosine, cls=True, signature="Warm
          "warmup_steps."),
     lazy("The cosine must start where the warm-up ends and run for the steps that are left: "
          "nn.CosineDecayLR(min_lr, peak_lr, total_steps - warmup_steps), called with global_step - warmup_steps."),
-    lazy("construct: `if global_step < self.warmup_steps: return self.warmup(global_step)` and otherwise "
-         "`return self.cosine(global_step - self.warmup_steps)`; CosineDecayLR holds min_lr past its end by "
-         "itself."),
+    lazy("construct compares global_step with warmup_steps: before it, the warm-up schedule's value; from "
+         "it on, the cosine's, counted from the end of the warm-up (global_step minus warmup_steps); "
+         "CosineDecayLR holds min_lr past its end by itself."),
 ])
 set_data_ignored = Prediction(
     lazy("In PyNative mode, an nn.SGD optimizer with learning_rate=0.1 has taken two steps. Then "
@@ -251,9 +251,9 @@ range_test = FunctionExercise(_check_range_test, signature="range_test(net, X, Y
     lazy("Each pass of the loop: put lr into the optimizer, take one step, record (lr, loss), decide whether to "
          "stop, then grow lr. Section 4 shows the one way to put a new learning rate into an optimizer that has "
          "stepped."),
-    lazy("ops.assign(optimizer.learning_rate, ms.Tensor(lr, ms.float32)) sets it; "
-         "loss = train_net(X, Y).asnumpy().item() takes the step; stop with "
-         "`if not np.isfinite(loss) or loss > blowup * min(losses): break` after appending; then lr = lr * factor."),
+    lazy("ops.assign on optimizer.learning_rate (with a float32 Tensor) sets it; calling the "
+         "TrainOneStepCell takes the step and gives the loss; append first, then stop when the loss is "
+         "not finite or exceeds blowup times the smallest loss so far; otherwise multiply lr by factor."),
 ])
 
 bind(globals())

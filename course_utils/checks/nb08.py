@@ -86,7 +86,7 @@ def _check_diagnosis(answer):
         raise Incorrect(t("use the names in nb08.CAUSES exactly; not one of them: {unknown}", unknown=unknown))
     wrong = [k for k in sorted(_TRUTH) if answer[k] != _TRUTH[k]]
     if wrong:
-        clues = t("; ").join(t("run {run}: {clue}", run=k, clue=t(_CLUES[_TRUTH[k]])) for k in wrong)
+        clues = t("run {run}: {clue}", run=wrong[0], clue=t(_CLUES[_TRUTH[wrong[0]]]))  # one clue: not a key to all
         raise Incorrect(t("{wrong} of {total} causes are wrong. {clues}", wrong=len(wrong), total=len(_TRUTH),
                           clues=clues))
 

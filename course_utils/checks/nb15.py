@@ -34,7 +34,7 @@ from course_utils.messages import lazy, t
 SHARD_ROWS, SHARD_ID, NUM_SHARDS = 10, 2, 4
 
 
-def expected_shard(n_rows, num_shards, shard_id):
+def _expected_shard(n_rows, num_shards, shard_id):
     """Rows dealt out round-robin; the last round is filled up from the start (every shard gets ceil(n/k))."""
     per_shard = math.ceil(n_rows / num_shards)
     return [(shard_id + num_shards * i) % n_rows for i in range(per_shard)]
@@ -48,7 +48,7 @@ def _check_shard(answer):
     bad = [r for r in answer if isinstance(r, bool) or not isinstance(r, numbers.Integral)]
     if bad:
         raise Incorrect(t("row numbers are whole numbers (ints) such as 1 or 5, got {value}", value=shown(bad[0])))
-    rows, expected = sorted(int(r) for r in answer), expected_shard(SHARD_ROWS, NUM_SHARDS, SHARD_ID)
+    rows, expected = sorted(int(r) for r in answer), _expected_shard(SHARD_ROWS, NUM_SHARDS, SHARD_ID)
     if rows == sorted(expected):
         return
     if rows == [r for r in range(SHARD_ROWS) if r % NUM_SHARDS == SHARD_ID]:
@@ -147,7 +147,7 @@ def reduced_oracle(n_rows, n_features, workers, mean, shard=None):
     """The gradients every worker applies: each shard's mean gradient, summed over the workers, divided by
     their number if ``mean``. ``shard(n, workers, rank)`` gives a shard's rows (default: MindSpore's rule)."""
     x, y, w, b = _reduce_data(n_rows, n_features)
-    shard = expected_shard if shard is None else shard
+    shard = _expected_shard if shard is None else shard
     per_worker = [_mse_grads(x[rows], y[rows], w, b) for rows in
                   (np.array(shard(n_rows, workers, rank)) for rank in range(workers))]
     total = [sum(g[i] for g in per_worker) for i in range(2)]
@@ -337,11 +337,10 @@ reduced_grads = FunctionExercise(
     _check_reduced_grads, signature="all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True)", hints=[
     lazy("three steps: the rows of each rank's shard, grad_fn on each shard, then add the workers' gradients up "
          "(and divide if gradients_mean)"),
-    lazy("rank r's rows are expected_shard-like: r, r + workers, r + 2 * workers, ... wrapping around to the start "
-         "until every shard has ceil(n / workers) rows; compare with shard_rows from section 2"),
-    lazy("rows = [(rank + workers * i) % n for i in range(math.ceil(n / workers))]; then "
-         "summed = [sum(g[i] for g in per_worker) for i in range(len(per_worker[0]))], divided by workers if "
-         "gradients_mean"),
+    lazy("rank r's rows are r, r + workers, r + 2 * workers, ... wrapping around to the start until every shard "
+         "has ceil(n / workers) rows; compare with shard_rows from section 2"),
+    lazy("the wrap-around is a modulo n; grad_fn(x[rows], y[rows]) gives one tuple of gradients per rank; add the "
+         "tuples position by position (one sum per weight: zip helps), then divide by workers when gradients_mean"),
 ])
 functional_dp = Exercise(_check_functional_dp, hints=[
     lazy("the step of section 6 without its reducer: a function for the gradients, then each gradient summed over "

@@ -287,7 +287,8 @@ loss_and_metrics = Exercise(_check_loss_and_metrics, hints=[
          "compares scores with class numbers, and which metric counts the right answers?"),
     lazy("nn.SoftmaxCrossEntropyWithLogits with sparse=True (labels as class numbers) and reduction='mean'; the "
          "metric is called 'accuracy'"),
-    lazy("answer = (nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction='mean'), {'accuracy', 'loss'})"),
+    lazy("answer is a tuple: first the loss Cell itself (an instance, not the class), then a set of metric names; "
+         "Model also reports the loss when 'loss' is among them"),
 ], parts=2)
 train_function = FunctionExercise(
     _check_train_function, signature="train_model(net, loss_fn, x, y, lr, epochs, batch_size)", hints=[
@@ -304,7 +305,8 @@ accuracy_function = FunctionExercise(_check_accuracy_function, signature="accura
     lazy("the net gives one score per class and point; the predicted class is the one with the highest score. What "
          "fraction of the points gets its own label?"),
     lazy("scores = net(Tensor(x)).asnumpy() has one row per point; scores.argmax(axis=1) are the predicted classes"),
-    lazy("return float(np.mean(net(Tensor(x)).asnumpy().argmax(axis=1) == y))"),
+    lazy("compare the predicted classes with y element by element; the mean of that comparison is the "
+         "fraction, returned as a Python float"),
 ])
 resume_exact = Prediction(
     lazy("A run of 12 epochs is stopped after epoch 5 and resumed from last.ckpt (weights, Adam's moments, "

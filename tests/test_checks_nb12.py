@@ -48,15 +48,21 @@ def test_tiny_loss_gradients_match_a_finite_difference():
 
     h = 1e-6
     numeric = [(loss(h, 0) - loss(-h, 0)) / (2 * h), (loss(0, h) - loss(0, -h)) / (2 * h)]
-    np.testing.assert_allclose(nb12.tiny_loss_gradients(), numeric, rtol=1e-6)
+    np.testing.assert_allclose(nb12._tiny_loss_gradients(), numeric, rtol=1e-6)
 
 
-def test_largest_scale_has_a_margin():
-    grads = nb12.tiny_loss_gradients()
+def test_largest_scale_has_a_margin_and_is_not_the_course_datas():
+    x2, y2 = nb12.scale_data()
+    assert x2.shape == y2.shape == (100, 1) and x2.dtype == y2.dtype == np.float32
+    grads = nb12._tiny_loss_gradients(x2, y2)
     with np.errstate(over="ignore"):
         k = max(k for k in range(80) if np.all(np.isfinite((2.0 ** k * grads).astype(np.float16))))
-    assert k == 39  # 2**39 gives about 62,100, 2**40 about 124,000
+    assert k == 35  # 2**35 gives about 35,100, 2**36 about 70,100 (above 65504)
     assert nb12.largest_scale.evaluate(2 ** k)  # an int is fine
+    course = nb12._tiny_loss_gradients()
+    with np.errstate(over="ignore"):
+        k_course = max(k for k in range(80) if np.all(np.isfinite((2.0 ** k * course).astype(np.float16))))
+    assert k_course == 39 != k  # what the dynamic scaler run of section 5 shows (2**44 less 5 halvings)
 
 
 def test_the_kept_update_oracle_is_what_mindspore_float16_does():
@@ -94,10 +100,11 @@ def test_smallest_update_names_the_mistake(answer, text):
 
 
 @pytest.mark.parametrize("exercise, answer, text", [
-    (nb12.largest_scale, 2.0 ** 40, "65504"),
+    (nb12.largest_scale, 2.0 ** 36, "65504"),
     (nb12.largest_scale, 2.0 ** 60, "65504"),
     (nb12.largest_scale, 2.0 ** 30, "go larger"),
-    (nb12.largest_scale, 2.0 ** 15, "plain MSE"),
+    (nb12.largest_scale, 2.0 ** 11, "plain MSE"),
+    (nb12.largest_scale, 2.0 ** 39, "nb12.scale_data()"),
     (nb12.largest_scale, 3.0e11, "not a power of two"),
     (nb12.largest_scale, float("inf"), "finite"),
 ])

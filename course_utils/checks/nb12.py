@@ -70,12 +70,27 @@ def _check_smallest_update(smallest_kept_update):
                           "but so does a smaller power of two: keep halving while the sum still changes", w=w, k=k))
 
 
-def tiny_loss_gradients(x=None, y=None):
-    """Float64 gradients (dL/dw, dL/db) of L = TINY * mean((w*x + b - y)**2) at w = b = 0."""
+def _tiny_loss_gradients(x=None, y=None):
+    """Float64 gradients (dL/dw, dL/db) of L = TINY * mean((w*x + b - y)**2) at w = b = 0 (the course data by
+    default)."""
     if x is None:
         x, y = make_linear_data()
     x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
     return np.array([-2.0 * np.mean(x * y), -2.0 * np.mean(y)]) * TINY
+
+
+def scale_data():
+    """The checker's data of exercise 12.4, not the course's: x2, y2 of shape (100, 1), float32, y2 = 3 x2 + 4 +
+    noise with x2 in [0, 2)."""
+    rng = np.random.RandomState(124)
+    x = (2 * rng.rand(100, 1)).astype(np.float32)
+    return x, (3 * x + 4 + rng.normal(0, 0.05, (100, 1))).astype(np.float32)
+
+
+def _largest_power(grads):
+    """The largest k with 2**k * grads finite in float16."""
+    with np.errstate(over="ignore"):
+        return max(k for k in range(-30, 120) if _finite_in_float16(2.0 ** k * grads))
 
 
 def _finite_in_float16(values):
@@ -85,10 +100,14 @@ def _finite_in_float16(values):
 
 def _check_largest_scale(answer):
     scale = _power_of_two(answer, t("the loss scale"))
-    grads = tiny_loss_gradients()
-    if scale == 2.0 ** 15:
-        raise Incorrect(t("2**15 is about the largest scale for the plain MSE of the course data; this section's "
-                          "loss is much smaller, and so are its gradients: compute them, and scale those"))
+    x2, y2 = scale_data()
+    grads = _tiny_loss_gradients(x2, y2)
+    if scale == 2.0 ** _largest_power(_tiny_loss_gradients()) and not _finite_in_float16(scale * grads):
+        raise Incorrect(t("that is the largest scale for the course data (the dynamic scaler above found it); this "
+                          "exercise's data is x2, y2 = nb12.scale_data(): compute the gradients on those"))
+    if scale == 2.0 ** _largest_power(grads / TINY):
+        raise Incorrect(t("that is about the largest scale for the plain MSE of x2, y2; this section's loss is TINY "
+                          "times smaller, and so are its gradients: compute them, and scale those"))
     if not _finite_in_float16(scale * grads):
         raise Incorrect(t("too large: the scaled gradient reaches {biggest:,.0f}, above float16's largest number "
                           "65504, so it becomes inf", biggest=float(np.max(np.abs(scale * grads)))))

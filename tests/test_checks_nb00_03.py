@@ -27,7 +27,7 @@ def message(exercise, answer):
 
 # The names a solution section takes from its notebook (03.4's sweep trains 7 nets: the second pass runs it).
 NOTEBOOK_NAMES = {"to_float32": lambda: {"net": nn.Dense(1, 1)}}
-REFERENCED = [nb00.version, nb00.mode_name, nb01.param_count, nb01.to_float32, nb01.dense_twice,
+REFERENCED = [nb00.ones, nb00.mode_name, nb01.param_count, nb01.to_float32, nb01.dense_twice,
               nb01.predict, nb02.l1_by_hand, nb02.log_cosh, nb02.loss_curve, nb03.least_squares, nb03.train_loop]
 
 
@@ -37,6 +37,12 @@ def test_the_reference_solutions_pass(ex):
     _, printed = reference(ex, **NOTEBOOK_NAMES.get(ex.key, dict)())
     assert printed.startswith("[ok]"), printed
     assert ms.get_context("mode") == mode, "a check leaves MindSpore's mode as it found it"
+
+
+def test_00_2_accepts_every_way_to_make_the_tensor():
+    for answer in (Tensor(np.ones((2, 3), np.float32)), ops.ones((2, 3), ms.float32),
+                   Tensor(np.ones((2, 3))).astype(ms.float32), ms.Parameter(Tensor(np.ones((2, 3), np.float32)))):
+        assert nb00.ones.evaluate(answer).status == CORRECT, answer
 
 
 # ---- wrong answers: 00 and 01 ---------------------------------------------------------------------------------
@@ -146,8 +152,13 @@ def _lesson_numbers(*args):
 
 
 MISTAKES = [
-    (nb00.version, "1.8.1", "not the installed version"),
-    (nb00.version, 2.1, "expected a string"),
+    (nb00.ones, np.ones((2, 3), np.float32), "numpy array"),
+    (nb00.ones, [[1.0] * 3] * 2, "expected a MindSpore Tensor"),
+    (nb00.ones, Tensor(np.ones((2, 3))), "where did that dtype come from"),  # numpy's default float64, kept
+    (nb00.ones, Tensor(np.ones((2, 3), np.int32)), "where did that dtype come from"),
+    (nb00.ones, Tensor(np.ones((3, 2), np.float32)), "2 rows of 3"),
+    (nb00.ones, Tensor(np.ones(6, np.float32)), "2 rows of 3"),
+    (nb00.ones, Tensor(np.zeros((2, 3), np.float32)), "should all be 1"),
     (nb00.mode_name, lambda: "pynative", "alike"),  # a constant (what 2.10 starts in)
     (nb00.mode_name, _mode, "mode's number"),
     (nb00.mode_name, lambda: "pynative" if _mode() == 0 else "graph", "swapped"),

@@ -247,7 +247,7 @@ def test_a_lesson_page_has_its_downloads_exercises_predictions_and_no_hint(built
         assert len(predictions) == sum("prediction" in t for t in tags) > 0 and "(a)" in page and "(b)" in page
         assert ".ask()" not in page, "a prediction shows its code, not its question"
     setup = (site / "en" / "00_setup.html").read_text(encoding="utf-8")
-    assert "nb00.version.hint()" in setup and "Hint 1/2" not in setup, "the hint's text is printed on the page"
+    assert "nb00.ones.hint()" in setup and "Hint 1/2" not in setup, "the hint's text is printed on the page"
     assert "course-hint-note" in setup
 
 

@@ -4,15 +4,27 @@ from course_utils._validate import shown
 from course_utils.exercises import Exercise, FunctionExercise, Incorrect, Prediction, bind
 from course_utils.messages import lazy, t
 
+ONES_SHAPE = (2, 3)
 
-def _check_version(answer):
+
+def _check_ones(answer):
     import mindspore as ms
+    import numpy as np
 
-    if not isinstance(answer, str):
-        raise Incorrect(t("expected a string such as '1.2.3', got {kind}; use ms.__version__",
-                          kind=type(answer).__name__))
-    if answer != ms.__version__:
-        raise Incorrect(t("{answer!r} is not the installed version; print ms.__version__ to see it", answer=answer))
+    if isinstance(answer, np.ndarray):
+        raise Incorrect(t("that is a numpy array: the exercise asks for a MindSpore Tensor (section 2 made Tensors "
+                          "from arrays)"))
+    if not isinstance(answer, ms.Tensor):
+        raise Incorrect(t("expected a MindSpore Tensor, got {answer}", answer=shown(answer)))
+    if tuple(answer.shape) != ONES_SHAPE:
+        raise Incorrect(t("its shape is {shape}; expected {want}: {rows} rows of {cols} numbers",
+                          shape=tuple(answer.shape), want=ONES_SHAPE, rows=ONES_SHAPE[0], cols=ONES_SHAPE[1]))
+    if answer.dtype != ms.float32:
+        raise Incorrect(t("its dtype is {dtype}, not Float32: where did that dtype come from? (prediction 00.1)",
+                          dtype=answer.dtype))
+    values = answer.asnumpy()
+    if not np.all(values == 1):
+        raise Incorrect(t("its values should all be 1; got {values}", values=shown(values.tolist(), False)))
 
 
 def _check_mode_name(answer):
@@ -57,9 +69,9 @@ tensor_dtype = Prediction(
      "c": (lazy("int64, because the values are whole numbers"),
            lazy("the dtype comes from the array, not from its values: np.zeros gives float64 zeros"))},
     answer="b")
-version = Exercise(_check_version, hints=[
-    lazy("the package you imported as `ms` can tell you which version it is"),
-    lazy("every Python package has a __version__ attribute"),
+ones = Exercise(_check_ones, hints=[
+    lazy("numpy makes the array (np.ones takes a shape) and Tensor wraps it, as in section 2; mind the dtype"),
+    lazy("the dtype is chosen when the array is made: np.ones and np.zeros take it as their `dtype` argument"),
 ])
 default_mode = Prediction(
     lazy("MindSpore runs a network in PyNative mode (each operation as Python reaches it) or in graph mode "

@@ -1,6 +1,8 @@
 """course_utils.claims (one line per verified claim) and course_utils.oracles (numpy references)."""
 
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +12,8 @@ from hypothesis import strategies as st
 from course_utils.claims import ClaimFailed, claim
 from course_utils.data import make_linear_data
 from course_utils.oracles import gradient_descent, hessian, lambda_max, least_squares
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_claim_prints_one_line_when_true(capsys):
@@ -77,7 +81,8 @@ def test_claim_either_prints_raises_claimfailed_or_a_clear_typeerror(text, holds
 
 def test_claim_speaks_chinese_in_the_chinese_edition(monkeypatch, capsys):
     monkeypatch.setenv("COURSE_LANG", "zh")
-    sentence = "a Tensor keeps numpy's dtype: float64 stays float64, float32 stays float32"  # lesson.00.json's
+    table = json.loads((ROOT / "course_utils" / "messages" / "zh" / "lesson.00.json").read_text(encoding="utf-8"))
+    sentence = next(iter(table))  # any sentence the Chinese table translates
     claim(sentence, True)
     out = capsys.readouterr().out
     assert out.startswith("✓ ") and re.search(r"[\u4e00-\u9fff]", out), out

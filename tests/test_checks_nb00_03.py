@@ -243,16 +243,28 @@ def test_nb02_a_mindspore_error_is_cut_to_its_first_line():
 @pytest.mark.parametrize("answer, text", [
     (0.55, "expected a pair (lowest, highest)"),  # one rate from the middle: a guess no longer passes
     ((0.37, 0.78), "the window on the course data"),  # section 5's window
-    ((0.5, 0.65), "the window starts lower"),  # a sweep in steps of 0.05 only
-    ((0.45, 0.66), "the window starts higher"),
-    ((0.49, 0.62), "the window ends higher"),
-    ((0.49, 0.75), "the window ends lower"),
-    ((0.75, 0.8), "look for the lowest rate that does"),
+    ((0.5, 0.65), "your lowest rate, 0.5, is"),  # a sweep in steps of 0.05 only
+    ((0.45, 0.7), "neither end is within 0.01"),
+    ((0.45, 0.66), "your lowest rate, 0.45, is more than 0.01"),
+    ((0.49, 0.62), "your highest rate, 0.62, is more than 0.01"),
+    ((0.49, 0.75), "your highest rate, 0.75"),
+    ((0.75, 0.8), "neither end"),
     ((0.66, 0.49), "answer (lowest, highest)"),
     ((-0.5, 0.6), "must be positive"),
 ])
 def test_nb03_learning_rate_mistakes(answer, text):
     assert text in message(nb03.learning_rate, answer)
+
+
+def test_nb03_learning_rate_messages_never_say_which_way():
+    """A message that said 'higher' or 'lower' would let a guesser bisect each end in a few tries, with no sweep."""
+    low, high = nb03._exercise_window()
+    for answer in [(low - 0.05, high), (low + 0.05, high), (low, high - 0.05), (low, high + 0.05),
+                   (low - 0.05, high + 0.05), (low + 0.05, high - 0.05)]:
+        text = message(nb03.learning_rate, answer)
+        assert not any(word in text for word in ("higher", "lower", "larger", "smaller", "does not converge")), text
+    assert message(nb03.learning_rate, (low - 0.05, high)) == message(nb03.learning_rate, (low + 0.05, high)) \
+        .replace(f"{low + 0.05:g}", f"{low - 0.05:g}")
 
 
 # ---- the facts the lessons and the oracles rely on -----------------------------------------------------------

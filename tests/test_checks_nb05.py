@@ -47,12 +47,12 @@ def _with_bias_lams(x):
 
 @pytest.mark.parametrize("ex, wrong, message", [
     (nb05.divergence_threshold, lambda x: 1 / _lam(x), "still converges"),
-    (nb05.divergence_threshold, lambda x: 4 / _lam(x), "factor 2"),
+    (nb05.divergence_threshold, lambda x: 4 / _lam(x), "every constant kept"),
     (nb05.divergence_threshold, lambda x: 2 / _with_bias_lams(x)[1], "WITH a bias"),
     (nb05.divergence_threshold, lambda x: 0.807, "too large"),  # the course data's bound, printed in 03 and 04
     (nb05.divergence_threshold, lambda x: 0.05, "too small"),
     (nb05.divergence_threshold, lambda x: None, "returned None"),
-    (nb05.fastest_sgd_lr, lambda x: 2 / _lam(x), "stability bound"),
+    (nb05.fastest_sgd_lr, lambda x: 2 / _lam(x), "edge of stability"),
     (nb05.fastest_sgd_lr, lambda x: 0.5 / _lam(x), "not in the fewest steps"),
     (nb05.fastest_sgd_lr, lambda x: 2 / sum(_with_bias_lams(x)), "WITH a bias"),
     (nb05.fastest_sgd_lr, lambda x: 0.75, "overshoots"),  # notebook 03's best rate for the course data

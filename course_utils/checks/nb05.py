@@ -78,10 +78,10 @@ def _one_weight(exercise, what, oracle, mistakes, above, below, settings):
 
 def _threshold_mistakes(x):
     lam = _curvature(x)
-    return [(1.0 / lam, lazy("on data set {k}, {value:.4g} is 1 / lambda: there gradient descent still "
-                             "converges. Find where the factor (1 - lr * lambda) reaches -1")),
-            (4.0 / lam, lazy("on data set {k}, {value:.4g} is too large by a factor 2: nn.MSELoss is "
-                             "mean((w x - y)^2), so its second derivative in w is 2 mean(x^2), with the factor 2")),
+    return [(1.0 / lam, lazy("on data set {k}, {value:.4g} is 1 / lambda: there gradient descent still converges, "
+                             "in one step. Look at the factor a step multiplies the distance by")),
+            (4.0 / lam, lazy("on data set {k}, plain gradient descent diverges at lr={value:.4g}: differentiate "
+                             "nn.MSELoss twice in w again, every constant kept")),
             (2.0 / _with_bias_eigenvalues(x)[1], lazy("on data set {k}, {value:.4g} is 2 / lambda_max of the net "
                                                       "WITH a bias (the 2 x 2 Hessian of section 1): this net has "
                                                       "one weight, and its Hessian is a single number"))]
@@ -90,9 +90,8 @@ def _threshold_mistakes(x):
 def _fastest_mistakes(x):
     lam = _curvature(x)
     lam_min, lam_max = _with_bias_eigenvalues(x)
-    return [(2.0 / lam, lazy("on data set {k}, {value:.4g} is the stability bound 2 / lambda (or 1 / mean(x^2), "
-                             "the MSE's factor 2 left out): there every step flips the error's sign and never "
-                             "shrinks it")),
+    return [(2.0 / lam, lazy("on data set {k}, at lr={value:.4g} every step flips the error's sign and never "
+                             "shrinks it: that is the edge of stability, not the fastest rate")),
             (0.5 / lam, lazy("on data set {k}, {value:.4g} converges, but not in the fewest steps: a step "
                              "multiplies the distance by (1 - lr * lambda); make that factor as small as it can be")),
             (2.0 / (lam_min + lam_max), lazy("on data set {k}, {value:.4g} is 2 / (lambda_min + lambda_max) of the "
@@ -106,11 +105,11 @@ def _momentum_mistakes(x, beta):
                              "previous step, and that moves the bound; it depends on beta")),
             (2.0 * (1.0 - beta) / lam, lazy("on data set {k}, momentum widens the stable range, it does not "
                                             "shrink it: check the sign of beta where z = -1 solves the equation")),
-            (4.0 * (1.0 + beta) / lam, lazy("on data set {k}, {value:.4g} is too large by a factor 2: nn.MSELoss "
-                                            "is a mean of squares, so lambda = 2 mean(x^2), with the factor 2")),
+            (4.0 * (1.0 + beta) / lam, lazy("on data set {k}, nn.Momentum diverges at lr={value:.4g}: "
+                                            "differentiate nn.MSELoss twice in w again, every constant kept")),
             (2.0 * (1.0 + beta) / _with_bias_eigenvalues(x)[1],
-             lazy("on data set {k}, {value:.4g} uses lambda_max of the net WITH a bias: this net has one weight, "
-                  "and lambda = 2 mean(x^2)"))]
+             lazy("on data set {k}, {value:.4g} uses lambda_max of the net WITH a bias: this net has one "
+                  "weight, so a single curvature"))]
 
 
 _check_threshold = _one_weight(

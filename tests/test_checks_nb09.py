@@ -166,8 +166,8 @@ class Sums(Metric):  # the reference's accumulation, with eval() left to the var
         self.n, self.p, self.y, self.pp, self.yy, self.py = 0, 0.0, 0.0, 0.0, 0.0, 0.0
 
     def update(self, *inputs):
-        p = self._convert_data(inputs[0]).astype(np.float64).ravel()
-        y = self._convert_data(inputs[1]).astype(np.float64).ravel()
+        p = inputs[0].asnumpy().astype(np.float64).ravel()
+        y = inputs[1].asnumpy().astype(np.float64).ravel()
         self.n += p.size
         self.p, self.y, self.pp, self.yy, self.py = (self.p + p.sum(), self.y + y.sum(), self.pp + p @ p,
                                                      self.yy + y @ y, self.py + p @ y)
@@ -183,7 +183,7 @@ class MeanOfBatchCorrelations(Metric):
         self._values = []
 
     def update(self, *inputs):
-        p, y = (self._convert_data(a).ravel() for a in inputs[:2])
+        p, y = (a.asnumpy().ravel() for a in inputs[:2])
         self._values.append(np.corrcoef(p, y)[0, 1])
 
     def eval(self):

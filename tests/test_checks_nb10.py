@@ -106,7 +106,7 @@ class Reference(Metric):
         self.predicted, self.hits = np.zeros(self.classes), np.zeros(self.classes)
 
     def _batch(self, inputs):
-        return self._convert_data(inputs[0]).argmax(axis=1), self._convert_data(inputs[1])
+        return inputs[0].asnumpy().argmax(axis=1), inputs[1].asnumpy()
 
     def update(self, *inputs):
         predicted, labels = self._batch(inputs)

@@ -314,7 +314,7 @@ correlation_metric = FunctionExercise(_check_correlation, signature="Correlation
     lazy("r = cov(p, y) / (std(p) std(y)), and every term can be written with sums over samples: n, Σp, Σy, Σp², "
          "Σy², Σpy"),
     lazy("cov = Σpy/n - (Σp/n)(Σy/n), var(p) = Σp²/n - (Σp/n)²; update() adds to the six sums, eval() combines "
-         "them. self._convert_data(tensor) gives a numpy array; use float64"),
+         "them. tensor.asnumpy() gives a numpy array; use float64"),
 ])
 
 bind(globals())

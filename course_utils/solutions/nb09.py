@@ -60,8 +60,8 @@ class Correlation(Metric):
         self._n, self._p, self._y, self._pp, self._yy, self._py = 0, 0.0, 0.0, 0.0, 0.0, 0.0
 
     def update(self, *inputs):
-        p = self._convert_data(inputs[0]).astype(np.float64).ravel()
-        y = self._convert_data(inputs[1]).astype(np.float64).ravel()
+        p = inputs[0].asnumpy().astype(np.float64).ravel()
+        y = inputs[1].asnumpy().astype(np.float64).ravel()
         self._n += p.size
         self._p, self._y = self._p + p.sum(), self._y + y.sum()
         self._pp, self._yy, self._py = self._pp + p @ p, self._yy + y @ y, self._py + p @ y

@@ -29,8 +29,8 @@ class AccuracyPrecision(Metric):
         self.right_per_class = np.zeros(self.classes)  # ... and how often that prediction was right
 
     def update(self, *inputs):  # inputs: logits (batch, classes) and labels (batch,), Tensors
-        logits = self._convert_data(inputs[0])
-        labels = self._convert_data(inputs[1])
+        logits = inputs[0].asnumpy()
+        labels = inputs[1].asnumpy()
         predicted = logits.argmax(axis=1)
         self.points += len(labels)
         self.right += int((predicted == labels).sum())

@@ -185,6 +185,15 @@ def test_graph_act_names_the_mistake(pynative, wrong, text):
     assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check must restore the learner's mode"
 
 
+def test_graph_act_gives_a_clue_not_the_rewrite(pynative):
+    """MindSpore's message goes on to spell out the rewrite (the exercise's answer); the check quotes its first
+    sentence, which names what failed, and says where graph mode looks."""
+    message = _rejects(nb13.graph_act, _act_cell(lambda relu: nn.ReLU() if relu else lambda t: t),
+                       "Parse Lambda Function Fail. Graph mode parses the source of construct and of everything it "
+                       "calls, the attributes set in __init__ included")
+    assert "rewritten" not in message and "separate line" not in message and "if y < 1" not in message, message
+
+
 def test_graph_act_quotes_no_banner_of_an_error_that_opens_with_one(pynative):
     message = _rejects(nb13.graph_act, Banner, "fails in graph mode: RuntimeError")
     assert "C++" not in message and "----" not in message and "analyze_fail" not in message, message

@@ -1,5 +1,7 @@
 """Exercises of notebook 13 (graph mode and PyNative: compile cost, recompiles, what construct may hold)."""
 
+import re
+
 import numpy as np
 
 from course_utils._validate import shown
@@ -219,6 +221,11 @@ def _check_schedule_train(answer):
 
 
 # ---- 13.6 a construct that compiles ----------------------------------------------------------------
+def _first_sentence(text):
+    """MindSpore's first sentence names what failed; the ones after it may spell out a rewrite (the answer)."""
+    return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+
+
 def _check_graph_act(answer):
     import mindspore as ms
     from mindspore import Tensor, nn, ops
@@ -241,8 +248,10 @@ def _check_graph_act(answer):
             try:
                 out = net(Tensor(x))
             except Exception as exc:  # a graph compile error is the learner's problem to see, not to raise
-                raise Incorrect(t("{call} fails in graph mode: {error}: {first}", call=call,
-                                  error=type(exc).__name__, first=brief_error(exc))) from None
+                raise Incorrect(t("{call} fails in graph mode: {error}: {first} Graph mode parses the source of "
+                                  "construct and of everything it calls, the attributes set in __init__ included",
+                                  call=call, error=type(exc).__name__,
+                                  first=_first_sentence(brief_error(exc)))) from None
             z = w * x + b
             want = np.maximum(z, 0) if use_relu else z
             got = array(out, t("{call}'s output", call=call))

@@ -8,7 +8,7 @@ os.environ.setdefault("GLOG_v", "3")
 import mindspore as ms  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from mindspore import Tensor, nn  # noqa: E402
+from mindspore import Tensor, nn, ops  # noqa: E402
 from reference_solutions import reference  # noqa: E402
 
 from course_utils.checks import nb13  # noqa: E402
@@ -120,30 +120,88 @@ def test_make_scale_checks_the_values():
     _rejects(nb13.scale_once, lambda on_compile: 3, "return the function scale(x, factor)")
 
 
-# ---- 13.6 graph_act ----------------------------------------------------------------------------
-def _act_cell(act, layer="dense"):
-    """A WithAct rewrite whose activation is act(use_relu) (its layer is self.<layer>)."""
+# ---- 13.6 power_sum ---------------------------------------------------------------------------
+# Graph mode compiles a Cell from its source file, so these classes live here, not in exec'd text.
+class PowerSum(nn.Cell):
+    """The reference solution: the powers taken in construct, from a Python int."""
 
-    class Rewrite(nn.Cell):
-        def __init__(self, use_relu):
-            super().__init__()
-            setattr(self, layer, nn.Dense(1, 1))
-            self.act = act(use_relu)
+    def __init__(self, power):
+        super().__init__()
+        self.dense = nn.Dense(1, 1)
+        self.power = power
 
-        def construct(self, x):
-            return self.act(getattr(self, layer)(x))
+    def construct(self, x):
+        y = self.dense(x)
+        out = y
+        for k in range(2, self.power + 1):
+            out = out + y ** k
+        return out
 
-    return Rewrite
+
+class WithOps(nn.Cell):
+    """Another right answer: ops.pow in a loop from zero."""
+
+    def __init__(self, power):
+        super().__init__()
+        self.dense = nn.Dense(1, 1)
+        self.power = power
+
+    def construct(self, x):
+        y = self.dense(x)
+        out = ops.zeros_like(y)
+        for k in range(self.power):
+            out = out + ops.pow(y, k + 1)
+        return out
 
 
-def identity(t):
-    return t
+class Lambdas(nn.Cell):
+    """The notebook's PowerSum: fine in PyNative, refused by graph mode."""
+
+    def __init__(self, power):
+        super().__init__()
+        self.dense = nn.Dense(1, 1)
+        self.powers = [lambda t, k=k: t ** k for k in range(1, power + 1)]
+
+    def construct(self, x):
+        y = self.dense(x)
+        out = ops.zeros_like(y)
+        for f in self.powers:
+            out = out + f(y)
+        return out
+
+
+class OneShort(PowerSum):
+    """Stops a power early (range(2, power))."""
+
+    def construct(self, x):
+        y = self.dense(x)
+        out = y
+        for k in range(2, self.power):
+            out = out + y ** k
+        return out
+
+
+class TopOnly(PowerSum):
+    """Only the highest power."""
+
+    def construct(self, x):
+        return self.dense(x) ** self.power
+
+
+class Renamed(nn.Cell):
+    def __init__(self, power):
+        super().__init__()
+        self.fc = nn.Dense(1, 1)
+        self.power = power
+
+    def construct(self, x):
+        return self.fc(x)
 
 
 class Banner(nn.Cell):
     """Raises what MindSpore raises for a framework error: banners first, the meaningful line after them."""
 
-    def __init__(self, use_relu):
+    def __init__(self, power):
         super().__init__()
         self.dense = nn.Dense(1, 1)
 
@@ -161,42 +219,44 @@ def pynative():
     ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
-def test_graph_act_accepts_solutions_and_restores_the_mode(pynative):
-    # the reference solution, typed here: graph mode cannot compile it from exec'd text (no source file)
-    assert nb13.graph_act.evaluate(_act_cell(lambda relu: nn.ReLU() if relu else identity)).status == CORRECT
+def test_power_sum_accepts_solutions_and_restores_the_mode(pynative):
+    assert nb13.power_sum.evaluate(PowerSum).status == CORRECT
     assert ms.get_context("mode") == ms.PYNATIVE_MODE
     ms.set_context(mode=ms.GRAPH_MODE)
-    assert nb13.graph_act.evaluate(_act_cell(lambda relu: nn.ReLU() if relu else nn.Identity())).status == CORRECT
+    assert nb13.power_sum.evaluate(WithOps).status == CORRECT
     assert ms.get_context("mode") == ms.GRAPH_MODE
 
 
+def test_the_notebooks_power_sum_runs_in_pynative_only(pynative):
+    x = ms.Tensor(np.array([[0.5], [2.0]], np.float32))
+    net = Lambdas(3)
+    y = net.dense(x).asnumpy()
+    assert np.allclose(net(x).asnumpy(), y + y ** 2 + y ** 3, rtol=1e-5)  # the scaffold is right in PyNative
+    assert nb13.power_sum.evaluate(Lambdas).status == INCORRECT
+
+
 @pytest.mark.parametrize("wrong, text", [
-    (_act_cell(lambda relu: nn.ReLU() if relu else lambda t: t),  # the notebook's broken original
-     "fails in graph mode: TypeError: Parse Lambda Function Fail"),
-    (_act_cell(lambda relu: nn.ReLU()), "expected dense(x) unchanged"),
-    (_act_cell(lambda relu: nn.Identity(), layer="fc"), "self.dense = nn.Dense(1, 1)"),
-    (nn.Dense(1, 1), "expected your class WithAct(use_relu) (answer = WithAct, the class itself, not an instance)"),
-    (int, "is not a Cell: subclass nn.Cell, as WithAct does"),
+    (Lambdas, "Lambdas(1) fails in graph mode: TypeError: Parse Lambda Function Fail"),
+    (OneShort, "OneShort(3) compiles, but returns"),
+    (TopOnly, "expected y + y**2 + ... + y**3 with y = dense(x)"),
+    (Renamed, "self.dense = nn.Dense(1, 1)"),
+    (nn.Dense(1, 1), "expected your class PowerSum(power) (answer = PowerSum, the class itself, not an instance)"),
+    (int, "is not a Cell: subclass nn.Cell, as PowerSum does"),
     (Banner, "fails in graph mode: RuntimeError: The pointer is null."),  # regression: the banner was quoted
 ])
-def test_graph_act_names_the_mistake(pynative, wrong, text):
-    message = _rejects(nb13.graph_act, wrong, text)
+def test_power_sum_names_the_mistake(pynative, wrong, text):
+    message = _rejects(nb13.power_sum, wrong, text)
     assert "C++" not in message and "----" not in message and "analyze_fail" not in message, message
     assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check must restore the learner's mode"
 
 
-def test_graph_act_gives_a_clue_not_the_rewrite(pynative):
-    """MindSpore's message goes on to spell out the rewrite (the exercise's answer); the check quotes its first
-    sentence, which names what failed, and says where graph mode looks."""
-    message = _rejects(nb13.graph_act, _act_cell(lambda relu: nn.ReLU() if relu else lambda t: t),
+def test_power_sum_gives_a_clue_not_the_rewrite(pynative):
+    """MindSpore's message goes on to spell out a rewrite; the check quotes its first sentence, which names what
+    failed, and says where graph mode looks."""
+    message = _rejects(nb13.power_sum, Lambdas,
                        "Parse Lambda Function Fail. Graph mode parses the source of construct and of everything it "
                        "calls, the attributes set in __init__ included")
     assert "rewritten" not in message and "separate line" not in message and "if y < 1" not in message, message
-
-
-def test_graph_act_quotes_no_banner_of_an_error_that_opens_with_one(pynative):
-    message = _rejects(nb13.graph_act, Banner, "fails in graph mode: RuntimeError")
-    assert "C++" not in message and "----" not in message and "analyze_fail" not in message, message
 
 
 # ---- course_utils.timing -----------------------------------------------------------------------

@@ -226,20 +226,20 @@ def _first_sentence(text):
     return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
 
 
-def _check_graph_act(answer):
+def _check_power_sum(answer):
     import mindspore as ms
     from mindspore import Tensor, nn, ops
 
     if not issubclass(answer, nn.Cell):
-        raise Incorrect(t("{answer} is not a Cell: subclass nn.Cell, as WithAct does", answer=shown(answer)))
-    x = np.array([[-2.0], [-0.5], [0.5], [2.0]], dtype=np.float32)
-    w, b = np.float32(1.5), np.float32(-0.25)
+        raise Incorrect(t("{answer} is not a Cell: subclass nn.Cell, as PowerSum does", answer=shown(answer)))
+    x = np.array([[-1.5], [-0.5], [0.25], [1.0], [2.0]], dtype=np.float32)
+    w, b = np.float32(0.75), np.float32(-0.25)
     previous = ms.get_context("mode")
     ms.set_context(mode=ms.GRAPH_MODE)  # the point of the exercise; the learner's mode is restored below
     try:
-        for use_relu in (False, True):
-            call = f"{answer.__name__}({use_relu})"
-            net = answer(use_relu)
+        for power in (1, 3, 4):
+            call = f"{answer.__name__}({power})"
+            net = answer(power)
             dense = getattr(net, "dense", None)
             if not isinstance(dense, nn.Dense) or tuple(dense.weight.shape) != (1, 1):
                 raise Incorrect(t("keep the layer as it was: self.dense = nn.Dense(1, 1)"))
@@ -252,13 +252,13 @@ def _check_graph_act(answer):
                                   "construct and of everything it calls, the attributes set in __init__ included",
                                   call=call, error=type(exc).__name__,
                                   first=_first_sentence(brief_error(exc)))) from None
-            z = w * x + b
-            want = np.maximum(z, 0) if use_relu else z
+            z = (w * x + b).astype(np.float64)
+            want = sum(z ** k for k in range(1, power + 1))
             got = array(out, t("{call}'s output", call=call))
             if not close(got, want, rtol=1e-5, atol=1e-6):
-                kind = "ReLU(dense(x))" if use_relu else t("dense(x) unchanged")
-                raise Incorrect(t("{call} compiles, but returns {got} for x = {x}; expected {kind}: {want}",
-                                  call=call, got=got.ravel().round(4).tolist(), x=x.ravel().tolist(), kind=kind,
+                raise Incorrect(t("{call} compiles, but returns {got} for x = {x}; expected y + y**2 + ... + "
+                                  "y**{power} with y = dense(x): {want}", call=call,
+                                  got=got.ravel().round(4).tolist(), x=x.ravel().tolist(), power=power,
                                   want=want.ravel().round(4).tolist()))
     finally:
         ms.set_context(mode=previous)
@@ -317,10 +317,11 @@ schedule_train = FunctionExercise(_check_schedule_train, signature="train_with_s
     lazy("the step must be compiled (@ms.jit), and the argument that changes at every call must not be a Python "
          "float"),
 ])
-graph_act = FunctionExercise(_check_graph_act, signature="WithAct(use_relu)", cls=True, hints=[
-    lazy("read MindSpore's message: it names what graph mode cannot parse"),
-    lazy("MindSpore's message says it: put the lambda on a line of its own (an if statement), or use def, or "
-         "nn.Identity()"),
+power_sum = FunctionExercise(_check_power_sum, signature="PowerSum(power)", cls=True, hints=[
+    lazy("run PowerSum in graph mode and read the first sentence of MindSpore's message: what can it not parse?"),
+    lazy("graph mode parses what construct calls, the attributes made in __init__ included; keep only data there, "
+         "the power, a Python int"),
+    lazy("construct itself may hold the loop: a Python for over range of a Python int compiles (it is unrolled)"),
 ])
 
 bind(globals())

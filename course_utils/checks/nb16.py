@@ -285,8 +285,9 @@ mlp_class = FunctionExercise(_check_mlp_class, signature="MLP(hidden=32, classes
 loss_and_metrics = Exercise(_check_loss_and_metrics, hints=[
     lazy("the labels are class numbers (0, 1, 2) and the net gives one score per class: which loss of notebook 10 "
          "compares scores with class numbers, and which metric counts the right answers?"),
-    lazy("nn.SoftmaxCrossEntropyWithLogits with sparse=True (labels as class numbers) and reduction='mean'; the "
-         "metric is called 'accuracy'"),
+    lazy("that loss of notebook 10 takes the raw scores (logits) and applies the softmax itself; two of its "
+         "arguments need setting: one says the labels are class numbers, not one-hot rows, the other that the batch "
+         "is averaged"),
     lazy("answer is a tuple: first the loss Cell itself (an instance, not the class), then a set of metric names; "
          "Model also reports the loss when 'loss' is among them"),
 ], parts=2)

@@ -58,21 +58,22 @@ answer = train_with_schedule
 nb13.schedule_train.check(answer)
 
 
-# %% graph_act
-class WithAct(nn.Cell):  # the choice made in construct, not by a lambda in __init__
-    def __init__(self, use_relu):
+# %% power_sum
+class PowerSum(nn.Cell):  # the powers taken in construct, not by lambdas made in __init__
+    def __init__(self, power):
         super().__init__()
         self.dense = nn.Dense(1, 1)
-        self.use_relu = use_relu  # a Python bool: graph mode resolves the branch when it compiles
+        self.power = power  # a Python int: graph mode unrolls the loop when it compiles
 
     def construct(self, x):
-        out = self.dense(x)
-        if self.use_relu:
-            out = ops.relu(out)
+        y = self.dense(x)
+        out = y
+        for k in range(2, self.power + 1):
+            out = out + y ** k
         return out
 
 
-answer = WithAct
+answer = PowerSum
 
-nb13.graph_act.check(answer)
+nb13.power_sum.check(answer)
 assert ms.get_context("mode") == ms.PYNATIVE_MODE, "the check should restore the mode"

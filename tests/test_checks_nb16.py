@@ -105,9 +105,9 @@ RIGHT_LOSS = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
 
 
 @pytest.mark.parametrize("ex, answer, text", [
-    (nb16.mlp_class, _mlp(), "the middle layer has no skip"),
-    (nb16.mlp_class, _capstone_mlp(), "the middle layer has no skip"),
-    (nb16.mlp_class, _residual(relu_after_sum=True), "the ReLU comes after the sum"),
+    (nb16.mlp_class, _mlp(), "is not added back to its output"),
+    (nb16.mlp_class, _capstone_mlp(), "is not added back to its output"),
+    (nb16.mlp_class, _residual(relu_after_sum=True), "your ReLU comes after the sum"),
     (nb16.mlp_class, _mlp("linear"), "still a linear function of the point"),
     (nb16.mlp_class, _mlp("one layer"), "add a hidden layer"),
     (nb16.mlp_class, _mlp("one output"), "end with Dense(hidden, classes)"),
@@ -118,8 +118,8 @@ RIGHT_LOSS = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     (nb16.mlp_class, _mlp()(), "not an instance"),
     (nb16.mlp_class, type("MLP", (), {}), "must subclass nn.Cell"),
     (nb16.loss_and_metrics, (nn.SoftmaxCrossEntropyWithLogits(sparse=False, reduction="mean"), {"accuracy"}),
-     "needs sparse=True"),
-    (nb16.loss_and_metrics, (nn.SoftmaxCrossEntropyWithLogits(sparse=True), {"accuracy"}), "reduction='mean'"),
+     "not one-hot rows: has the loss been told so?"),
+    (nb16.loss_and_metrics, (nn.SoftmaxCrossEntropyWithLogits(sparse=True), {"accuracy"}), "which argument of the loss says how to reduce it"),
     (nb16.loss_and_metrics, (nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum"), {"accuracy"}),
      "the sum over the batch"),
     (nb16.loss_and_metrics, (nn.MSELoss(), {"accuracy"}), "the loss"),
@@ -137,7 +137,7 @@ RIGHT_LOSS = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     (nb16.accuracy_function, lambda net, x, y: 100 * _right_accuracy(net, x, y), "is a percentage"),
     (nb16.accuracy_function, lambda net, x, y: net(Tensor(x)).asnumpy().argmax(1) == y, "returned an array"),
     (nb16.accuracy_function, lambda net, x, y: float(np.mean(net(Tensor(x)).asnumpy().argmax(0)[:1] == y)),
-     "argmax of the scores"),
+     "which axis of the scores holds the classes"),
     (nb16.accuracy_function, lambda net, x, y: float("nan"), "finite number"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_typical_mistakes_are_named(ex, answer, text):

@@ -216,7 +216,7 @@ def _check_schedule_train(answer):
     if traces > 1:
         raise Incorrect(t("the loss was traced {traces} times for {steps} steps: the step runs eagerly (decorate it "
                           "with @ms.jit), or every new learning rate compiles again (a Python float is baked into the "
-                          "graph: pass Tensor(lr, ms.float32)), or a new jit function is made for every step (define "
+                          "graph as a constant), or a new jit function is made for every step (define "
                           "it once, before the loop)", traces=traces, steps=len(SCHEDULE)))
 
 
@@ -284,8 +284,8 @@ faster_mode = FunctionExercise(_check_faster_mode,
                              signature="faster_mode(n_steps, n_shapes, compile_s, pynative_step_s, graph_step_s)",
                              hints=[
     lazy("compare the total time each mode needs for all n steps"),
-    lazy("graph mode pays compile_s once per batch shape, then graph_step_s per step; PyNative pays pynative_step_s "
-         "per step"),
+    lazy("graph mode pays two kinds of cost and PyNative one: which arguments belong to each, and how often is each "
+         "paid?"),
     lazy("a tie is no gain: graph mode must be strictly faster"),
 ])
 rebound_optimizer = Prediction(
@@ -306,8 +306,8 @@ scale_once = FunctionExercise(_check_make_scale, signature="make_scale(on_compil
     lazy("first find out what compiles: call scaled with each kind of factor and count with on_compile"),
     lazy("the compiled function should always receive the same kind of factor; turn whatever the caller passes into "
          "that kind before you call it"),
-    lazy("a Tensor's value is data and its dtype is not: whatever the caller passed, hand scaled a Tensor of one "
-         "dtype, float32 like x"),
+    lazy("a Tensor's value is data, its dtype is part of the graph's signature: what should every call hand scaled, "
+         "whatever the caller passed?"),
 ])
 schedule_train = FunctionExercise(_check_schedule_train, signature="train_with_schedule(net, loss_fn, x, y, schedule)",
                                   hints=[

@@ -108,11 +108,11 @@ def _check_the_skip(net):
     if matches():
         return
     if matches(skip=False):
-        raise Incorrect(t("this is the plain MLP, Dense -> ReLU -> Dense -> ReLU -> Dense: the middle layer has no "
-                          "skip. Add its input back: h + relu(middle(h)), in a construct of your own"))
+        raise Incorrect(t("this is the plain MLP, Dense -> ReLU -> Dense -> ReLU -> Dense: the middle layer's input "
+                          "is not added back to its output"))
     if matches(relu_after_sum=True):
-        raise Incorrect(t("the ReLU comes after the sum, relu(h + middle(h)): the skip adds h to the middle "
-                          "layer's output after its own ReLU, h + relu(middle(h))"))
+        raise Incorrect(t("your ReLU comes after the sum; in this MLP the middle layer's own ReLU comes before its "
+                          "input is added back"))
     raise Incorrect(t("with the checker's weights your scores differ from relu(first(x)) -> h + relu(middle(h)) -> "
                       "last(h), computed in numpy"))
 
@@ -139,16 +139,16 @@ def _check_loss_and_metrics(answer):
     try:
         value = array(loss_fn(ms.Tensor(logits), ms.Tensor(labels)), t("the loss"))
     except (TypeError, ValueError, RuntimeError) as exc:
-        raise Incorrect(t("your loss fails on scores of shape (12, 3) and class numbers of shape (12,) ({error}): "
-                          "the labels are class numbers, so the loss needs sparse=True",
+        raise Incorrect(t("your loss fails on scores of shape (12, 3) and class numbers of shape (12,) ({error}): the "
+                          "labels are class numbers, one per row, not one-hot rows: has the loss been told so?",
                           error=brief_error(exc, limit=160))) from None
     if value.size != 1:
-        raise Incorrect(t("the loss is an array of shape {shape}: reduce it to one number, the mean "
-                          "(reduction='mean')", shape=value.shape))
+        raise Incorrect(t("the loss is an array of shape {shape}: one number over the batch is expected; which "
+                          "argument of the loss says how to reduce it?", shape=value.shape))
     got = number(value, t("the loss"))
     if np.isclose(got, want * len(labels), rtol=1e-4):
-        raise Incorrect(t("the loss is the sum over the batch ({got:.4f}); use the mean ({want:.4f}), "
-                          "reduction='mean'", got=got, want=want))
+        raise Incorrect(t("the loss is the sum over the batch ({got:.4f}), not the mean ({want:.4f})", got=got,
+                          want=want))
     if not np.isclose(got, want, rtol=1e-4):
         raise Incorrect(t("on the check's 12 scores the loss is {got:.4f}, the mean cross-entropy is {want:.4f}",
                           got=got, want=want))
@@ -270,8 +270,8 @@ def _check_accuracy_function(answer):
         ({"scale": 100}, lazy("{got:g} is a percentage; return the fraction ({want:.2f})")),
     ], got=got, points=len(y), want=want)
     if not np.isclose(got, want):
-        raise Incorrect(t("on the check's 50 points and net the accuracy is {want:.2f}, yours {got:.4g}: the "
-                          "predicted class is the argmax of the scores along axis 1 (one row per point)", want=want,
+        raise Incorrect(t("on the check's 50 points and net the accuracy is {want:.2f}, yours {got:.4g}: which axis "
+                          "of the scores holds the classes (one row per point)?", want=want,
                           got=got))
 
 
@@ -279,8 +279,8 @@ def _check_accuracy_function(answer):
 mlp_class = FunctionExercise(_check_mlp_class, signature="MLP(hidden=32, classes=3)", cls=True, hints=[
     lazy("nn.SequentialCell chains cells one after the other, it cannot add two of their outputs: keep the three "
          "Dense layers as attributes in __init__ and write the forward pass in construct yourself"),
-    lazy("in construct: h = relu(first(x)); then h plus relu(middle(h)); then last(h). One nn.ReLU() cell can "
-         "serve both places, it has no weights"),
+    lazy("in construct: the first layer and a ReLU; then add to that the ReLU of the middle layer applied to "
+         "it (the skip); then the last layer. A ReLU has no weights, so one cell can serve both places"),
 ])
 loss_and_metrics = Exercise(_check_loss_and_metrics, hints=[
     lazy("the labels are class numbers (0, 1, 2) and the net gives one score per class: which loss of notebook 10 "
@@ -295,17 +295,18 @@ train_function = FunctionExercise(
     _check_train_function, signature="train_model(net, loss_fn, x, y, lr, epochs, batch_size)", hints=[
     lazy("the pieces of notebook 07 (or 09): an optimizer, the loss you are given, a step, and two loops, over "
          "epochs and over batches"),
-    lazy("optimizer = nn.Adam(net.trainable_params(), learning_rate=lr); grad_fn = ms.value_and_grad(forward, None, "
-         "optimizer.parameters) with forward(a, b) = loss_fn(net(a), b); the batches are x[s:s + batch_size] for s "
-         "in range(0, len(x), batch_size)"),
-    lazy("in the loops: loss, grads = grad_fn(Tensor(xb), Tensor(yb)); optimizer(grads). Or with Model: Model(net, "
-         "loss_fn, optimizer).train(epochs, ds.NumpySlicesDataset({'x': x, 'y': y}, "
-         "shuffle=False).batch(batch_size), dataset_sink_mode=False)"),
+    lazy("an Adam optimizer over the net's trainable parameters at the rate you are given; a function of "
+         "(inputs, labels) that returns the loss, differentiated with respect to the optimizer's parameters; "
+         "the batches are consecutive slices of x and y"),
+    lazy("in the loops: the gradient function gives the loss and the gradients, and the optimizer takes the "
+         "gradients. Or build a Model of the net, the loss and the optimizer, and train it on a dataset that "
+         "is not shuffled"),
 ])
 accuracy_function = FunctionExercise(_check_accuracy_function, signature="accuracy(net, x, y)", hints=[
     lazy("the net gives one score per class and point; the predicted class is the one with the highest score. What "
          "fraction of the points gets its own label?"),
-    lazy("scores = net(Tensor(x)).asnumpy() has one row per point; scores.argmax(axis=1) are the predicted classes"),
+    lazy("the net's output, as a numpy array, has one row per point: along which axis do you look for the "
+         "highest score, and what does its position mean?"),
     lazy("compare the predicted classes with y element by element; the mean of that comparison is the "
          "fraction, returned as a Python float"),
 ])

@@ -44,7 +44,8 @@ def test_set_device_documents_negotiated_device_ids_under_msrun():
 
 
 def test_msrun_defaults_are_unkind_in_a_notebook():
-    # notebook 15, "msrun's own defaults": --join=False, --cluster_time_out=600 (why launch() overrides them)
+    # notebook 15, "msrun's own defaults": --join=False, --cluster_time_out=600 (why launch() overrides them); the
+    # lesson prints what `msrun --help` says of the two options, which does not name their defaults
     from unittest import mock
 
     from mindspore.parallel.cluster import run as msrun_program

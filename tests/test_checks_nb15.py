@@ -9,7 +9,7 @@ from reference_solutions import reference
 from course_utils.checks import nb15
 from course_utils.exercises import CORRECT, INCORRECT
 
-SOLUTION = reference(nb15.node_command)[0]  # the msrun command of the second machine
+SOLUTION = reference(nb15.node_command)[0]  # the msrun command of the third machine, the one with 2 workers
 
 
 @pytest.mark.parametrize("ex", [nb15.shard_rows, nb15.sum_lr, nb15.reduced_grads, nb15.node_command],
@@ -38,10 +38,10 @@ def _reducer(mistake=None):
 @pytest.mark.parametrize("ex, answer", [
     (nb15.shard_rows, [2, 6, 0]), (nb15.shard_rows, (0, 2, 6)), (nb15.shard_rows, np.array([2, 6, 0])),
     (nb15.sum_lr, 2), (nb15.sum_lr, np.float32(2.0)), (nb15.reduced_grads, _reducer()),
-    (nb15.node_command, "msrun --worker_num 8 --local_worker_num 4 --master_addr 192.168.1.10 --master_port 8118 "
-                        "--node_rank 1 --join True /home/me/dp_train.py"),
-    (nb15.node_command, ["python", "-m", "mindspore.parallel.cluster.run", "--node_rank=1", "--worker_num=8",
-                         "--local_worker_num=4", "--master_port=8118", "--master_addr=192.168.1.10", "--join=True",
+    (nb15.node_command, "msrun --worker_num 10 --local_worker_num 2 --master_addr 192.168.7.21 --master_port 9010 "
+                        "--node_rank 4 --join True /home/me/dp_train.py"),
+    (nb15.node_command, ["python", "-m", "mindspore.parallel.cluster.run", "--node_rank=4", "--worker_num=10",
+                         "--local_worker_num=2", "--master_port=9010", "--master_addr=192.168.7.21", "--join=True",
                          "dp_train.py"]),
 ], ids=lambda v: None)
 def test_equivalent_answers_pass(ex, answer):
@@ -67,12 +67,26 @@ def test_equivalent_answers_pass(ex, answer):
     (nb15.reduced_grads, _reducer("never mean"), "divided by the number of workers"),
     (nb15.reduced_grads, _reducer("full batch"), "full-batch gradient"),
     (nb15.reduced_grads, _reducer("per worker"), "return the all-reduced gradients"),
-    (nb15.node_command, SOLUTION.replace("--worker_num=8", "--worker_num=4"), "whole job"),
-    (nb15.node_command, SOLUTION.replace("--local_worker_num=4", "--local_worker_num=8"), "this machine starts"),
-    (nb15.node_command, SOLUTION.replace("192.168.1.10", "127.0.0.1"), "reach the scheduler"),
-    (nb15.node_command, SOLUTION.replace("--master_port=8118", "--master_port=8119"), "port"),
-    (nb15.node_command, SOLUTION.replace("--node_rank=1", "--node_rank=2"), "numbered from 0"),
-    (nb15.node_command, SOLUTION.replace("--node_rank=1 ", ""), "--node_rank is missing"),
+    (nb15.node_command, SOLUTION.replace("--worker_num=10", "--worker_num=8"), "whole job"),  # the first two only
+    (nb15.node_command, SOLUTION.replace("--worker_num=10", "--worker_num=12"), "whole job"),  # 3 machines of 4
+    (nb15.node_command, SOLUTION.replace("--local_worker_num=2", "--local_worker_num=4"), "this machine starts"),
+    (nb15.node_command, SOLUTION.replace("192.168.7.21", "127.0.0.1"), "reach the scheduler"),
+    (nb15.node_command, SOLUTION.replace("192.168.7.21", "192.168.1.10"), "reach the scheduler"),  # the lesson's
+    (nb15.node_command, SOLUTION.replace("--master_port=9010", "--master_port=8118"), "port"),
+    # the third machine numbered 2, as if every machine had 2 workers: ranks 4 and 5, the second machine's
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=2"),
+     "the ranks [4, 5] (node_rank × local_worker_num + 0, 1, ...), and the machine started with --node_rank=1 "
+     "already has rank 4"),
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=3"), "--node_rank=1 already has rank 6"),
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=0"), "--node_rank=0 already has rank 0"),
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=5"),
+     "the ranks [10, 11] (node_rank × local_worker_num + 0, 1, ...), but a job of 10 workers has the ranks 0 to 9"),
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=8"), "has the ranks 0 to 9"),  # rank 8 / 2
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=third"), "whole number"),
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=-2"), "from 0"),
+    # without it MindSpore would hand out this machine's ranks, which a job of given ranks does not always survive
+    (nb15.node_command, SOLUTION.replace("--node_rank=4 ", ""), "--node_rank is missing"),
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=-1"), "--node_rank is missing"),  # the default
     (nb15.node_command, SOLUTION.replace("--join=True", "--join=False"), "--join=False is not right"),
     (nb15.node_command, SOLUTION.replace(" --join=True", ""), "--join is missing"),  # msrun's default: False
     (nb15.node_command, SOLUTION.replace(" dp_train.py", " --bogus_flag=3 dp_train.py"), "no option --bogus_flag"),
@@ -82,6 +96,20 @@ def test_equivalent_answers_pass(ex, answer):
 def test_typical_mistakes_are_named(ex, answer, text):
     result = ex.evaluate(answer)
     assert result.status == INCORRECT and text in result.message, result.message
+
+
+def test_the_answer_of_15_7_is_not_in_the_notebook():
+    """The lesson shows two machines of 2 workers; 15.7's total, its port and this machine's rank are its own."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for path in (root / "notebooks" / "15_data_parallel.ipynb", root / "zh" / "notebooks" / "15_data_parallel.ipynb"):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) + "".join("".join(o.get("text", "")) for o in c.get("outputs", []))
+                          for c in cells)
+        for part in ("--worker_num=10", "--node_rank=4", "--master_port=9010"):
+            assert part not in text, f"{path.name} shows {part}"
 
 
 def test_reduced_grads_is_not_fooled_by_inputs_or_constants():

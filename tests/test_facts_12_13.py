@@ -1,4 +1,5 @@
-"""MindSpore 2.10 facts behind notebooks 12 and 13 that the lessons state but do not show in every mode.
+"""MindSpore 2.10 facts behind notebooks 12 and 13 that the lessons state but do not show in every mode, or show
+through public behaviour only (O1's casts and its change to sys.path).
 
 Run in a fresh process: graph mode is global state, and this file must not leave it set for other tests.
 """
@@ -72,6 +73,60 @@ def facts(tmp_path_factory):
                          env={**os.environ, "GLOG_v": "3"}, cwd=folder)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# Notebook 12, "O1 rewrites the source code": what the lesson shows through numbers and imports, read here from the
+# generated source and sys.path. A file of its own: O1 reads the network's source and changes sys.path.
+O1_SCRIPT = textwrap.dedent('''
+    import inspect, json, os, sys
+    os.environ["GLOG_v"] = "3"
+    from pathlib import Path
+    import mindspore as ms
+    from mindspore import nn
+
+
+    class OneDense(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(1, 1)
+
+        def construct(self, x):
+            return self.dense(x)
+
+
+    net = ms.amp.auto_mixed_precision(OneDense(), "O1")
+    layer_dir = str(Path(ms.__file__).parent / "nn" / "layer")
+    print(json.dumps({"dense construct": [line.strip() for line in
+                                          inspect.getsource(type(net.dense).construct).splitlines()],
+                      "layer dir": sys.path.index(layer_dir) if layer_dir in sys.path else None,
+                      "site-packages": min(i for i, entry in enumerate(sys.path) if entry.endswith("site-packages")),
+                      "basic.py": (Path(layer_dir) / "basic.py").is_file()}))
+''')
+
+
+@pytest.fixture(scope="module")
+def o1_facts(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("facts_12_o1")  # O1 writes rewritten_network/ into the working directory
+    (folder / "o1_facts.py").write_text(O1_SCRIPT, encoding="utf-8")
+    out = subprocess.run([sys.executable, "o1_facts.py"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "GLOG_v": "3"}, cwd=folder)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("operation", ["self.matmul(", "self.bias_add("])
+def test_o1_casts_each_white_listed_operation_to_float16_and_straight_back(o1_facts, operation):
+    # notebook 12: the rewritten Dense computes its product and its bias addition in float16, each cast back
+    lines = o1_facts["dense construct"]
+    at = next(i for i, line in enumerate(lines) if operation in line)
+    assert all("amp_cast(" in line and "mindspore.float16" in line for line in lines[at - 2:at]), lines[at - 2:at + 2]
+    assert lines[at + 1] == "x = amp_cast(x, mindspore.float32)", lines[at - 2:at + 2]
+
+
+def test_o1_puts_mindspores_layer_folder_before_site_packages(o1_facts):
+    # notebook 12: after O1, `import conv` (or basic, normalization ...) finds MindSpore's file first
+    assert o1_facts["basic.py"] and o1_facts["layer dir"] is not None
+    assert o1_facts["layer dir"] < o1_facts["site-packages"]
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])

@@ -2,7 +2,7 @@
 
 The oracles are written from the rules, not from MindSpore: sharding deals rows out like cards and wraps
 around to the start; an all-reduce that sums N mean-gradients is a step N times as large; msrun gives
-the workers of machine ``node_rank`` the ranks ``node_rank * local_worker_num + 0, 1, ...``.
+the workers of a machine started with ``--node_rank`` the ranks ``node_rank * local_worker_num + 0, 1, ...``.
 """
 
 import hashlib
@@ -66,8 +66,9 @@ def _check_shard(answer):
 SUM_WORKERS, SUM_LR = 4, 0.5
 
 
-# Exercise 15.7: the msrun command for the second of two machines with 4 workers each.
-MASTER_ADDR, MASTER_PORT, MACHINES, PER_MACHINE, SCRIPT = "192.168.1.10", 8118, 2, 4, "dp_train.py"
+# Exercise 15.7: a job of three machines of different sizes; the msrun command of the third.
+MASTER_ADDR, MASTER_PORT, SCRIPT = "192.168.7.21", 9010, "dp_train.py"
+MACHINE_WORKERS = (4, 4, 2)  # the workers each machine starts; the first two run --node_rank=0 and --node_rank=1
 # msrun's options in 2.10, as `msrun --help` lists them (tests/test_facts_15.py compares)
 MSRUN_OPTIONS = ("worker_num", "local_worker_num", "master_addr", "master_port", "node_rank", "log_dir", "join",
                  "cluster_time_out", "bind_core", "bind_numa", "sim_level", "sim_rank_id", "rank_table_file",
@@ -95,6 +96,40 @@ def parse_msrun(command):
     return options, script
 
 
+def node_ranks(node_rank, local_worker_num):
+    """The ranks msrun gives the workers of a machine started with ``--node_rank``: it assumes that every machine
+    starts ``local_worker_num`` workers."""
+    return [node_rank * local_worker_num + i for i in range(local_worker_num)]
+
+
+def _check_node_rank(value):
+    """``--node_rank`` of the last machine: its workers must get the ranks the machines before it leave."""
+    total, local = sum(MACHINE_WORKERS), MACHINE_WORKERS[-1]
+    if value is None or value == "-1":  # msrun's default: MindSpore would hand out this machine's ranks itself,
+        # which a job whose other machines were given theirs does not always survive (tests/test_facts_15.py)
+        raise Incorrect(t("--node_rank is missing: the first two machines fix their workers' ranks with --node_rank; "
+                          "fix this machine's too"))
+    try:
+        node_rank = int(value)
+    except ValueError:
+        raise Incorrect(t("--node_rank takes a whole number, got {value}", value=value)) from None
+    if node_rank < 0:
+        raise Incorrect(t("--node_rank={value}: msrun numbers the machines from 0", value=value))
+    ranks = node_ranks(node_rank, local)
+    if ranks == list(range(total - local, total)):
+        return
+    if ranks[-1] >= total:
+        raise Incorrect(t("--node_rank={value} gives this machine's workers the ranks {ranks} (node_rank × "
+                          "local_worker_num + 0, 1, ...), but a job of {total} workers has the ranks 0 to {last}",
+                          value=value, ranks=ranks, total=total, last=total - 1))
+    for machine, workers in enumerate(MACHINE_WORKERS[:-1]):
+        taken = sorted(set(ranks) & set(node_ranks(machine, workers)))
+        if taken:
+            raise Incorrect(t("--node_rank={value} gives this machine's workers the ranks {ranks} (node_rank × "
+                              "local_worker_num + 0, 1, ...), and the machine started with --node_rank={machine} "
+                              "already has rank {rank}", value=value, ranks=ranks, machine=machine, rank=taken[0]))
+
+
 def _check_node_command(answer):
     if not isinstance(answer, (str, list, tuple)):
         raise Incorrect(t("expected the command as a string, got {answer}", answer=shown(answer)))
@@ -102,14 +137,12 @@ def _check_node_command(answer):
         options, script = parse_msrun(answer)
     except ValueError as exc:  # also shlex's "No closing quotation"
         raise Incorrect(t("cannot read the command: {exc}", exc=exc)) from None
-    expected = {"worker_num": str(MACHINES * PER_MACHINE), "local_worker_num": str(PER_MACHINE),
-                "master_addr": MASTER_ADDR, "master_port": str(MASTER_PORT), "node_rank": "1", "join": "True"}
+    expected = {"worker_num": str(sum(MACHINE_WORKERS)), "local_worker_num": str(MACHINE_WORKERS[-1]),
+                "master_addr": MASTER_ADDR, "master_port": str(MASTER_PORT), "join": "True"}
     why = {"worker_num": t("--worker_num counts the workers of the whole job, on every machine"),
            "local_worker_num": t("--local_worker_num counts the workers this machine starts"),
            "master_addr": t("every machine must reach the scheduler on the first machine, at its address"),
            "master_port": t("every machine must use the port the first machine's scheduler listens on"),
-           "node_rank": t("machines are numbered from 0; the second machine is node 1 (its workers get ranks "
-                          "{first}..{last})", first=PER_MACHINE, last=2 * PER_MACHINE - 1),
            "join": t("without --join=True msrun returns at once and leaves the workers running (its default is "
                      "--join=False)")}
     for key, value in expected.items():
@@ -117,6 +150,7 @@ def _check_node_command(answer):
             raise Incorrect(t("--{key} is missing: {why}", key=key, why=why[key]))
         if options[key] != value:
             raise Incorrect(t("--{key}={value} is not right: {why}", key=key, value=options[key], why=why[key]))
+    _check_node_rank(options.get("node_rank"))
     unknown = sorted(set(options) - set(MSRUN_OPTIONS))
     if unknown:
         raise Incorrect(t("msrun has no option --{option}: msrun --help lists the ones it has", option=unknown[0]))
@@ -349,9 +383,10 @@ functional_dp = Exercise(_check_functional_dp, hints=[
          "get_group_size() is the number of ranks; the gradients come as a tuple, one per parameter"),
 ])
 node_command = Exercise(_check_node_command, hints=[
-    lazy("both machines run the same msrun command except for one option"),
-    lazy("start from the 2-worker command above; the second machine runs the same command as the first except for "
-         "--node_rank; --worker_num is the total over both machines"),
+    lazy("msrun gives the workers of a machine the ranks node_rank × local_worker_num + 0, 1, ...: write down the "
+         "ranks the first two machines take, then the ranks left for the third"),
+    lazy("the first two machines take the ranks 0 to 7, so the third machine's 2 workers must be ranks 8 and 9; "
+         "which --node_rank gives those with --local_worker_num=2? --worker_num is the total over the three machines"),
 ])
 
 bind(globals())

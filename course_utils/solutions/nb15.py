@@ -59,7 +59,8 @@ nb15.functional_dp.check(answer)
 
 
 # %% node_command
-answer = ("msrun --worker_num=8 --local_worker_num=4 --master_addr=192.168.1.10 --master_port=8118 "
-          "--node_rank=1 --log_dir=logs --join=True dp_train.py")
+# the first two machines take the ranks 0-3 and 4-7; --node_rank=4 gives this machine's 2 workers 4 * 2 + 0 and + 1
+answer = ("msrun --worker_num=10 --local_worker_num=2 --master_addr=192.168.7.21 --master_port=9010 "
+          "--node_rank=4 --log_dir=logs --join=True dp_train.py")
 
 nb15.node_command.check(answer)

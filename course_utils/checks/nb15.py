@@ -325,9 +325,8 @@ def _check_functional_dp(path):
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 shard_rows = Exercise(_check_shard, hints=[
     lazy("sharding deals the rows out like cards, one to each rank in turn"),
-    lazy("build ds.NumpySlicesDataset({'i': np.arange(10)}, shuffle=False, num_shards=4, shard_id=2) and list what "
-         "it yields; or deal 10 cards to 4 players, and keep dealing from the top of the deck until every player has "
-         "the same number"),
+    lazy("deal 10 cards to 4 players, one at a time from the top of the deck; when the deck runs out before every "
+         "player has as many cards as the first, go on dealing from the top again"),
 ])
 rank_results = Prediction(
     lazy("Each of the two ranks prints the loss of its last step and its final w and b. What do you expect?"),
@@ -364,8 +363,8 @@ sum_lr = ValueExercise(lambda: SUM_WORKERS * SUM_LR, what=lazy("the learning rat
 ], otherwise=lazy("each of the {workers} ranks' gradients is a mean over its shard, about the full-batch gradient; "
                   "what is the sum of {workers} of them?"), hints=[
     lazy("each rank computes the mean gradient of its own shard; what does the all-reduce do with them?"),
-    lazy("with equal shards, each rank's mean gradient is about the full-batch gradient g; the all-reduce adds 4 of "
-         "them, and SGD steps by lr times what it receives"),
+    lazy("with equal shards, how does each rank's mean gradient compare with the full-batch gradient? Then count what "
+         "the all-reduce adds up, and what SGD multiplies by lr"),
 ])
 reduced_grads = FunctionExercise(
     _check_reduced_grads, signature="all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True)", hints=[
@@ -385,8 +384,9 @@ functional_dp = Exercise(_check_functional_dp, hints=[
 node_command = Exercise(_check_node_command, hints=[
     lazy("msrun gives the workers of a machine the ranks node_rank × local_worker_num + 0, 1, ...: write down the "
          "ranks the first two machines take, then the ranks left for the third"),
-    lazy("the first two machines take the ranks 0 to 7, so the third machine's 2 workers must be ranks 8 and 9; "
-         "which --node_rank gives those with --local_worker_num=2? --worker_num is the total over the three machines"),
+    lazy("write down the ranks the first two machines take; the third machine's workers take the next ones: which "
+         "--node_rank, with this machine's --local_worker_num, gives the first of them? --worker_num counts every "
+         "machine"),
 ])
 
 bind(globals())

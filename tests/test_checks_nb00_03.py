@@ -28,7 +28,7 @@ def message(exercise, answer):
 # The names a solution section takes from its notebook (03.4's sweep trains 7 nets: the second pass runs it).
 NOTEBOOK_NAMES = {"to_float32": lambda: {"net": nn.Dense(1, 1)}}
 REFERENCED = [nb00.ones, nb00.mode_name, nb01.param_count, nb01.to_float32, nb01.dense_twice,
-              nb01.predict, nb02.l1_by_hand, nb02.log_cosh, nb02.loss_curve, nb03.least_squares, nb03.train_loop]
+              nb01.predict, nb02.l1_by_hand, nb02.log_cosh, nb02.loss_grid, nb03.least_squares, nb03.train_loop]
 
 
 @pytest.mark.parametrize("ex", REFERENCED, ids=lambda ex: ex.name)
@@ -72,16 +72,19 @@ def _batch(values, dtype=np.float32):
 DIFF = nb02.PREDICTIONS.astype(np.float64) - nb02.LABELS
 
 
-def _curve(net, loss_fn, weights, x, y, reset_bias=True, with_predictions=False, loss=None):
-    """The loss curve written with copy_ (the solution uses ops.assign), and typical mistakes."""
+def _grid(net, loss_fn, weights, biases, x, y, write_weight=True, write_bias=True, with_predictions=False,
+          loss=None, transpose=False):
+    """The loss grid written with copy_ (the solution uses ops.assign), and typical mistakes."""
     cell = nn.WithLossCell(net, loss or loss_fn)
-    out = []
-    for w in weights:
-        net.dense.weight.copy_(Tensor([[w]], ms.float32))
-        if reset_bias:
-            net.dense.bias.copy_(Tensor([0.0], ms.float32))
-        out.append(float(cell(net(Tensor(x)) if with_predictions else Tensor(x), Tensor(y)).asnumpy()))
-    return out
+    out = np.zeros((len(weights), len(biases)))
+    for i, w in enumerate(weights):
+        for j, b in enumerate(biases):
+            if write_weight:
+                net.dense.weight.copy_(Tensor([[w]], ms.float32))
+            if write_bias:
+                net.dense.bias.copy_(Tensor([b], ms.float32))
+            out[i, j] = float(cell(net(Tensor(x)) if with_predictions else Tensor(x), Tensor(y)).asnumpy())
+    return out.T if transpose else out
 
 
 def _log_cosh_loss(reduce="mean", log=True, with_numpy=False):
@@ -97,12 +100,21 @@ def _log_cosh_loss(reduce="mean", log=True, with_numpy=False):
     return Loss
 
 
-def _restoring_curve(net, loss_fn, weights, x, y):  # the right curve, but the net put back as it was
+def _restoring_grid(net, loss_fn, weights, biases, x, y):  # the right grid, and the net put back as it was
     start = net.dense.weight.asnumpy().copy(), net.dense.bias.asnumpy().copy()
-    out = _curve(net, loss_fn, weights, x, y)
+    out = _grid(net, loss_fn, weights, biases, x, y)
     ops.assign(net.dense.weight, Tensor(start[0]))
     ops.assign(net.dense.bias, Tensor(start[1]))
     return out
+
+
+def _numpy_grid(net, loss_fn, weights, biases, x, y, run_the_net=False):
+    """The right numbers from numpy; ``run_the_net``: the loss cell is called as often, but on the net's own w, b."""
+    if run_the_net:
+        cell = nn.WithLossCell(net, loss_fn)
+        for _ in range(len(weights) * len(biases)):
+            cell(Tensor(x), Tensor(y))
+    return nb02._grid("l1" if isinstance(loss_fn, nn.L1Loss) else "mse_sum")
 
 
 # ---- wrong answers: 03 --------------------------------------------------------------------------------------
@@ -164,8 +176,10 @@ MISTAKES = [
     (nb00.mode_name, lambda: "pynative" if _mode() == 0 else "graph", "swapped"),
     (nb00.mode_name, lambda: "Graph" if _mode() == 0 else "PyNative", "lower case"),
     (nb00.mode_name, lambda: 1 / 0, "raised ZeroDivisionError"),
-    (nb01.param_count, 6, "also has a bias"),
-    (nb01.param_count, 5, "per *output*"),
+    (nb01.param_count, 6, "besides the weight matrix"),
+    (nb01.param_count, 5, "one number per input and one per output"),
+    (nb01.param_count, 9, "shape of the bias"),
+    (nb01.param_count, 12, "every trainable Parameter"),
     (nb01.param_count, 8.0, "whole number"),
     (nb01.to_float32, nb01.X64, "dtype is float64"),
     (nb01.to_float32, nb01.X64.astype(np.float32).ravel(), "shape is (5,)"),
@@ -174,7 +188,7 @@ MISTAKES = [
     (nb01.dense_twice, DenseOnce, "applies the Dense layer once"),
     (nb01.dense_twice, TwoLayers, "exactly one Dense"),
     (nb01.dense_twice, DenseOnce(), "the class itself, not an instance"),
-    (nb01.dense_twice, int, "is not a Cell: write class DenseTwice(nn.Cell)"),
+    (nb01.dense_twice, int, "is not a Cell"),
     (nb01.predict, lambda net, v: net(_batch(v, None)).asnumpy(), "raised TypeError"),  # float64
     (nb01.predict, lambda net, v: net(_batch(v)), "MindSpore Tensor"),
     (nb01.predict, lambda net, v: net(_batch(v)).asnumpy(), "(n, 1) batch shape"),
@@ -186,22 +200,26 @@ MISTAKES = [
     (nb02.l1_by_hand, np.mean(DIFF), "cancelled out"),
     (nb02.l1_by_hand, 0.6, "not the mean absolute difference"),
     (nb02.log_cosh, _log_cosh_loss(reduce="sum"), "is the sum over the samples"),
-    (nb02.log_cosh, _log_cosh_loss(log=False), "take its log"),
+    (nb02.log_cosh, _log_cosh_loss(log=False), "a step of the formula is missing"),
     (nb02.log_cosh, _log_cosh_loss(reduce="none"), "one loss per sample"),
     (nb02.log_cosh, _log_cosh_loss(with_numpy=True), "MindSpore's gradients through your loss"),
     (nb02.log_cosh, nn.MSELoss, "is the mean squared error"),
     (nb02.log_cosh, nn.L1Loss, "should be"),
     (nb02.log_cosh, _log_cosh_loss()(), "the class itself, not an instance"),
     (nb02.log_cosh, int, "is not a Cell"),
-    (nb02.loss_curve, functools.partial(_curve, reset_bias=False), "bias left"),
-    (nb02.loss_curve, functools.partial(_curve, with_predictions=True), "net(net(x))"),
-    (nb02.loss_curve, functools.partial(_curve, loss=nn.MSELoss()), "use the loss_fn you were given"),
-    (nb02.loss_curve, lambda *a: [1.0] * 5, "weight never changed"),  # a constant
-    (nb02.loss_curve, lambda net, fn, w, x, y: [float(v) for v in nb02._curve(
-        "l1" if isinstance(fn, nn.L1Loss) else "mse_sum")], "ran 0 time(s)"),  # numpy, no MindSpore
-    (nb02.loss_curve, _restoring_curve, "not at the last weight"),
-    (nb02.loss_curve, lambda net, fn, w, x, y: x, "should hold 5 numbers"),  # its input
-    (nb02.loss_curve, lambda *a: [np.mean(np.abs(w * X - Y)) for w in nb02.CURVE_WEIGHTS], "expected ["),  # lesson
+    (nb02.loss_grid, functools.partial(_grid, write_bias=False), "do not change along a row"),
+    (nb02.loss_grid, functools.partial(_grid, write_weight=False), "do not change down a column"),
+    (nb02.loss_grid, functools.partial(_grid, write_weight=False, write_bias=False), "neither Parameter changed"),
+    (nb02.loss_grid, functools.partial(_grid, with_predictions=True), "net(net(x))"),
+    (nb02.loss_grid, functools.partial(_grid, loss=nn.MSELoss()), "use the loss_fn you were given"),
+    (nb02.loss_grid, functools.partial(_grid, transpose=True), "transposed"),
+    (nb02.loss_grid, _numpy_grid, "never ran with w = -2"),  # numpy, no MindSpore
+    (nb02.loss_grid, functools.partial(_numpy_grid, run_the_net=True), "never ran with"),  # the net run, unchanged
+    (nb02.loss_grid, lambda net, fn, w, b, x, y: x, "expected (3, 4)"),  # its input
+    (nb02.loss_grid, lambda *a: [[1.0] * 4] * 3, "2-D numpy array"),  # a list, not an array
+    (nb02.loss_grid, lambda *a: np.ones(12), "expected (3, 4)"),
+    (nb02.loss_grid, lambda net, fn, ws, bs, x, y: np.array([[np.mean(np.abs(w * X + b - Y)) for b in bs] for w in ws]),
+     "entry [0, 0]"),  # the lesson's data
     (nb03.least_squares, lambda x, y: (2.0, 0.0), "not the least-squares line"),  # the line the data was made from
     (nb03.least_squares, lambda x, y: (float(np.sum(x * y) / np.sum(x * x)), 0.0), "through the origin"),
     (nb03.least_squares, lambda x, y: tuple(np.polyfit(x.ravel(), y.ravel(), 1))[::-1], "(b, w)"),
@@ -313,12 +331,14 @@ def test_nb02_log_cosh_oracle_is_what_mindspore_computes():
     assert nb02.log_cosh.evaluate(_log_cosh_loss()).status == CORRECT
 
 
-def test_nb02_loss_curve_oracle_is_the_l1_loss_with_bias_0():
-    got = _curve(one_neuron(nb02.START_WEIGHT, nb02.START_BIAS), nn.L1Loss(), nb02.CURVE_WEIGHTS, nb02.CURVE_X,
-                 nb02.CURVE_Y)
-    want = [np.mean(np.abs(w * nb02.CURVE_X - nb02.CURVE_Y)) for w in nb02.CURVE_WEIGHTS]  # independent of _curve
+def test_nb02_loss_grid_oracle_is_the_l1_loss_of_each_pair():
+    got = _grid(one_neuron(nb02.START_WEIGHT, nb02.START_BIAS), nn.L1Loss(), nb02.GRID_WEIGHTS, nb02.GRID_BIASES,
+                nb02.GRID_X, nb02.GRID_Y)
+    want = [[np.mean(np.abs(w * nb02.GRID_X - nb02.GRID_Y + b)) for b in nb02.GRID_BIASES]
+            for w in nb02.GRID_WEIGHTS]  # independent of _grid
     np.testing.assert_allclose(got, want, rtol=1e-5)
-    assert nb02.loss_curve.evaluate(_curve).status == CORRECT
+    assert nb02.loss_grid.evaluate(_grid).status == CORRECT
+    assert nb02.loss_grid.evaluate(_restoring_grid).status == CORRECT, "putting the net back is no mistake"
 
 
 def test_nb03_oracle_facts_the_lesson_relies_on():

@@ -58,7 +58,7 @@ def test_the_references_and_a_generator_dataset_pass():
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: _pipeline(drop=False), "drop_remainder=True"),
+    (lambda: _pipeline(drop=False), "partial rest of the 50 rows"),
     (lambda: _pipeline(shuffle=False), "original order"),
     (lambda: _pipeline(shuffle=False, batch_shuffle=True), "consecutive rows"),  # regression: whole batches shuffled
     (lambda: _pipeline(batch=10), "every batch should hold 16 rows"),
@@ -128,9 +128,9 @@ def test_the_curves_check_also_accepts_a_numpy_held_out_loss():
     (_curve(reduce="plain"), "plain mean of its step losses"),
     (_curve(reduce="last"), "loss of its last step only"),
     (_curve(val_at="begin"), "one epoch late"),
-    (_curve(val_with_step=True), "also took a step on them"),
+    (_curve(val_with_step=True), "also took a step on the held-out rows"),
     (_curve(reshuffle=False), "same order"),
-    (_curve(shuffle=False), "shuffle=True"),
+    (_curve(shuffle=False), "not shuffled"),
     (_curve(drop=True), "partial batch"),
     (_curve(full_batch=True), "used all"),
     (_curve(optimizer="Momentum"), "should be"),

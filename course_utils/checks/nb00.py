@@ -46,11 +46,11 @@ def _check_mode_name(answer):
             raise Incorrect(t("mode_name() should return the string 'graph' or 'pynative', got {result}",
                               result=shown(result)))
     if got[0] == got[1]:
-        raise Incorrect(t("mode_name() returned {result!r} in graph mode and in PyNative mode alike: read the "
-                          "current mode with ms.get_context('mode') each time it is called, instead of returning "
-                          "a fixed answer", result=got[0]))
+        raise Incorrect(t("mode_name() returned {result!r} in graph mode and in PyNative mode alike: it must find "
+                          "out the mode each time it is called", result=got[0]))
     if got[:2] == ["pynative", "graph"]:
-        raise Incorrect(t("the names are swapped: ms.GRAPH_MODE is 0 and ms.PYNATIVE_MODE is 1"))
+        raise Incorrect(t("the names are swapped: mode_name() returned 'pynative' in graph mode and 'graph' in "
+                          "PyNative mode"))
     for mode, result in zip(modes, got):
         if result != want[mode]:
             raise Incorrect(t("in {mode} mode, mode_name() returned {bad!r}; expected {want!r} (lower case, no "
@@ -65,13 +65,14 @@ tensor_dtype = Prediction(
                 "array's dtype")),
      "b": (lazy("float64"),
            lazy("np.zeros makes float64 by default and Tensor keeps the dtype; a float32 layer will refuse it "
-                "(notebook 01), so convert with .astype(np.float32)")),
+                "(notebook 01), so the data must be converted first")),
      "c": (lazy("int64, because the values are whole numbers"),
            lazy("the dtype comes from the array, not from its values: np.zeros gives float64 zeros"))},
     answer="b")
 ones = Exercise(_check_ones, hints=[
-    lazy("numpy makes the array (np.ones takes a shape) and Tensor wraps it, as in section 2; mind the dtype"),
-    lazy("the dtype is chosen when the array is made: np.ones and np.zeros take it as their `dtype` argument"),
+    lazy("section 2 made Tensors from numpy arrays: which numpy function makes an array of ones? Mind the dtype"),
+    lazy("numpy chooses the dtype when it makes the array, from an argument of its own; the dtype the Tensor "
+         "needs is in the exercise"),
 ])
 default_mode = Prediction(
     lazy("MindSpore runs a network in PyNative mode (each operation as Python reaches it) or in graph mode "
@@ -90,8 +91,7 @@ default_mode = Prediction(
 mode_name = FunctionExercise(_check_mode_name, signature="mode_name()", hints=[
     lazy("the function must ask MindSpore each time it is called: which getter reads the mode back from the "
          "context?"),
-    lazy("ms.get_context('mode') returns the current mode as a number: compare it with the constants "
-         "ms.GRAPH_MODE and ms.PYNATIVE_MODE and turn it into a name"),
+    lazy("that getter returns a number, not a name: section 4 printed which number stands for which mode"),
 ])
 
 bind(globals())

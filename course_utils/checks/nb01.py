@@ -10,8 +10,12 @@ from course_utils.messages import lazy, t
 X64 = np.linspace(0.0, 1.0, 5).reshape(5, 1)
 
 
-_COUNT_MISTAKES = {6: lazy("6 counts only the weight matrix (2 x 3); nn.Dense also has a bias, one per output"),
-                   5: lazy("the bias has one entry per *output* (2), not per input")}
+_COUNT_MISTAKES = {6: lazy("6 counts only the weight matrix (2 x 3): the layer holds something besides the weight "
+                           "matrix"),
+                   5: lazy("5 counts one number per input and one per output: look again at the shape of the "
+                           "weight"),
+                   9: lazy("9 counts the weight matrix and one more number per input: look again at the shape of "
+                           "the bias")}
 
 
 def _check_param_count(answer):
@@ -20,7 +24,7 @@ def _check_param_count(answer):
     if answer in _COUNT_MISTAKES:
         raise Incorrect(t(_COUNT_MISTAKES[int(answer)]))
     if answer != 8:
-        raise Incorrect(t("{answer} is not it: count the weight matrix (out x in) plus the bias (out)",
+        raise Incorrect(t("{answer} is not it: count the entries of every trainable Parameter of nn.Dense(3, 2)",
                           answer=shown(answer, with_type=False)))
 
 
@@ -42,7 +46,7 @@ def _check_dense_twice(answer):
     from mindspore import nn, ops
 
     if not issubclass(answer, nn.Cell):
-        raise Incorrect(t("{answer} is not a Cell: write class DenseTwice(nn.Cell)", answer=shown(answer)))
+        raise Incorrect(t("{answer} is not a Cell: look at how section 1 defines MinimalNet", answer=shown(answer)))
     net = answer()
     params = net.trainable_params()
     if len(params) != 2:
@@ -64,7 +68,9 @@ def _check_dense_twice(answer):
     if got.shape != (3, 1):
         raise Incorrect(t("output shape is {shape}, expected (3, 1)", shape=got.shape))
     if close(got, once, rtol=1e-5, atol=1e-6):
-        raise Incorrect(t("your construct applies the Dense layer once; apply the same layer to its own output"))
+        raise Incorrect(t("your construct applies the Dense layer once: for x = {x} it gives {got}, expected {want}",
+                          x=x.ravel().tolist(), got=got.ravel().round(6).tolist(),
+                          want=twice.ravel().round(6).tolist()))
     if not close(got, twice, rtol=1e-5, atol=1e-6):
         raise Incorrect(t("for x = {x} expected {want}, got {got}", x=x.ravel().tolist(),
                           want=twice.ravel().round(6).tolist(), got=got.ravel().tolist()))
@@ -85,13 +91,13 @@ def _check_predict(answer):
         got, want = predict.call(answer, net, values), -1.25 * np.asarray(values, dtype=np.float64) + 0.75
         shown_values = shown(list(np.asarray(values).tolist()), with_type=False)
         if hasattr(got, "asnumpy"):
-            raise Incorrect(t("predict returned a MindSpore Tensor; return a numpy array: the Tensor's .asnumpy() "
-                              "gives one (copy it if you keep it)"))
+            raise Incorrect(t("predict returned a MindSpore Tensor; the exercise asks for a numpy array (section 5 "
+                              "converts between the two)"))
         if not isinstance(got, np.ndarray):
             raise Incorrect(t("predict should return a numpy array, got {got}", got=shown(got)))
         if got.shape == (len(want), 1):
-            raise Incorrect(t("predict(net, {values}) has shape {shape}, the net's own (n, 1) batch shape: return "
-                              "one number per value, shape ({n},) (.ravel() or .reshape(-1))",
+            raise Incorrect(t("predict(net, {values}) has shape {shape}, the net's own (n, 1) batch shape; expected "
+                              "({n},), one number per value",
                               values=shown_values, shape=got.shape, n=len(want)))
         if got.shape != want.shape:
             raise Incorrect(t("predict(net, {values}) has shape {shape}, expected {want}: one number per value",
@@ -105,7 +111,7 @@ def _check_predict(answer):
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 param_count = Exercise(_check_param_count, hints=[
-    lazy("count the numbers the layer learns: look at the shapes of its weight and its bias"),
+    lazy("count the numbers the layer learns: every entry of every trainable Parameter it holds"),
     lazy("nn.Dense(in, out) holds a weight of shape (out, in) and a bias of shape (out,)"),
 ])
 float64_input = Prediction(
@@ -118,12 +124,13 @@ float64_input = Prediction(
            lazy("numpy would promote to float64, but MindSpore's MatMul requires both inputs to have the same "
                 "dtype and refuses instead of promoting")),
      "c": (lazy("A TypeError: the input and the weight must have the same dtype"),
-           lazy("MindSpore checks dtypes strictly and converts nothing for you. Convert the data once, with "
-                ".astype(np.float32), before making the Tensor"))},
+           lazy("MindSpore checks dtypes strictly and converts nothing for you. Convert the data once, to float32, "
+                "before making the Tensor"))},
     answer="c")
 to_float32 = Exercise(_check_float32, hints=[
     lazy("MindSpore refused the array because of its dtype: which dtype do the layer's parameters have?"),
-    lazy("numpy arrays have .astype(np.float32)"),
+    lazy("numpy converts an array to another dtype, its values unchanged, with a method of the array; the dtype "
+         "to ask for is the one section 2 printed for the layer's parameters"),
 ])
 asnumpy_view = Prediction(
     lazy("t = Tensor(a) made a tensor from a numpy array a. Then view = t.asnumpy(), and view[1, 0] = 9.0. What does "
@@ -139,13 +146,14 @@ asnumpy_view = Prediction(
     answer="b")
 dense_twice = FunctionExercise(_check_dense_twice, signature="DenseTwice()", cls=True, hints=[
     lazy("reuse means one layer object: create it once and call it more than once"),
-    lazy("create one nn.Dense(1, 1) in __init__ and call it twice in construct"),
+    lazy("the layer is created in __init__, as in section 1; in construct, the output of the first call is the "
+         "input of the second"),
 ])
 predict = FunctionExercise(_check_predict, signature="predict(net, values)", hints=[
     lazy("the values arrive as a Python list or a 1-D array: what dtype and shape does a Dense(1, 1) layer "
          "accept?"),
-    lazy("np.asarray(values, dtype=np.float32).reshape(-1, 1), then Tensor(...), then net(...), then "
-         ".asnumpy().ravel()"),
+    lazy("on the way in, the values become a float32 batch of shape (n, 1) (section 4 showed what fails "
+         "otherwise); on the way out, the net's (n, 1) output becomes the 1-D numpy array the exercise asks for"),
 ])
 
 bind(globals())

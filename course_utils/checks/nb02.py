@@ -11,11 +11,11 @@ from course_utils.exercises import (
     FunctionExercise,
     Incorrect,
     Prediction,
+    array,
     bind,
     close,
     name_the_mistake,
     number,
-    series,
 )
 from course_utils.messages import lazy, t
 
@@ -34,9 +34,11 @@ def _l1_mistake(kind):
 def _check_l1_by_hand(answer):
     value = number(answer, t("your answer"))
     name_the_mistake(value, _l1_mistake, [
-        (dict(kind="mse"), lazy("{value:.4f} is the mean *squared* error; L1 takes the absolute difference")),
-        (dict(kind="sum"), lazy("{value:.4f} is the sum; nn.L1Loss() averages over the samples (reduction='mean')")),
-        (dict(kind="signed"), lazy("positive and negative errors cancelled out: take np.abs of the difference first")),
+        (dict(kind="mse"), lazy("{value:.4f} is the mean *squared* error, not the mean absolute error")),
+        (dict(kind="sum"), lazy("{value:.4f} is the sum of the absolute errors: how does nn.L1Loss() reduce them "
+                                "over the samples?")),
+        (dict(kind="signed"), lazy("{value:.4f} is the mean of the signed errors: positive and negative errors "
+                                   "cancelled out")),
     ], same=np.isclose, value=value)
     if not np.isclose(value, _l1_mistake("mae")):
         raise Incorrect(t("{value:.4f} is not the mean absolute difference of PREDICTIONS and LABELS", value=value))
@@ -64,22 +66,24 @@ def _check_log_cosh(answer):
     from mindspore import nn
 
     if not issubclass(answer, nn.Cell):
-        raise Incorrect(t("{answer} is not a Cell: write class LogCoshLoss(nn.Cell)", answer=shown(answer)))
+        raise Incorrect(t("{answer} is not a Cell: a loss MindSpore can wrap is a Cell, as in section 2",
+                          answer=shown(answer)))
     net = one_neuron(*LC_START)
     loss_net = nn.WithLossCell(net, answer())
     data, label = ms.Tensor(LC_X), ms.Tensor(LC_Y)
     out = loss_net(data, label)
     if not isinstance(out, ms.Tensor):
-        raise Incorrect(t("construct(prediction, label) should return a MindSpore Tensor, got {kind}: compute the "
-                          "loss with MindSpore operations on the Tensors it receives", kind=type(out).__name__))
+        raise Incorrect(t("construct(prediction, label) should return a MindSpore Tensor, got {kind}: MindSpore "
+                          "differentiates only its own operations", kind=type(out).__name__))
     if out.size == len(LC_X):
-        raise Incorrect(t("construct returns one loss per sample (shape {shape}): reduce them to one number, the "
-                          "mean over the samples", shape=tuple(out.shape)))
+        raise Incorrect(t("construct returns one loss per sample (shape {shape}); a loss is one number",
+                          shape=tuple(out.shape)))
     got = number(out, t("the loss"))
     name_the_mistake(got, lambda kind: _log_cosh_oracle(kind)[0], [
-        (dict(kind="sum"), lazy("{got:.5f} is the sum over the samples; the loss asked for is their mean")),
-        (dict(kind="cosh"), lazy("{got:.5f} is the mean of cosh(prediction - label): take its log")),
-        (dict(kind="mse"), lazy("{got:.5f} is the mean squared error; the exercise asks for log(cosh(...))")),
+        (dict(kind="sum"), lazy("{got:.5f} is the sum over the samples: reread how the exercise reduces them")),
+        (dict(kind="cosh"), lazy("{got:.5f} is the mean of cosh(prediction - label): a step of the formula is "
+                                 "missing")),
+        (dict(kind="mse"), lazy("{got:.5f} is the mean squared error, not the log-cosh loss")),
     ], same=functools.partial(np.isclose, rtol=1e-5), got=got)
     want = _log_cosh_oracle()
     if not np.isclose(got, want[0], rtol=1e-5):
@@ -89,89 +93,104 @@ def _check_log_cosh(answer):
     slopes = [float(np.sum(g.asnumpy())) for g in grads]
     if not close(slopes, want[1:], rtol=1e-4, atol=1e-6):
         raise Incorrect(t("the loss value is right, but MindSpore's gradients through your loss are {got} (w, b), "
-                          "numpy's are {want}: compute the loss with MindSpore operations on the Tensors (not numpy "
-                          "on .asnumpy()), so that ms.grad can differentiate it", got=np.round(slopes, 5).tolist(),
-                          want=np.round(want[1:], 5).tolist()))
+                          "numpy's are {want}: can ms.grad follow every operation of your construct?",
+                          got=np.round(slopes, 5).tolist(), want=np.round(want[1:], 5).tolist()))
 
 
-# Exercise 02.5: the checker's own data and weights, not the lesson's.
-CURVE_X = np.linspace(-1.0, 2.0, 9, dtype=np.float32).reshape(-1, 1)
-CURVE_Y = (-0.5 * CURVE_X + 1.0 + 0.1 * np.sin(7.0 * CURVE_X)).astype(np.float32)
-CURVE_WEIGHTS = np.array([-2.0, -0.5, 0.0, 1.5, 3.0])
-START_WEIGHT, START_BIAS = 3.0, 0.4  # where the checker's net starts: the bias is not 0
-LOSS_NAMES = {"mse": lazy("mse"), "mse_sum": lazy("mse sum"), "l1": lazy("l1")}  # _curve's kinds, in a message
+# Exercise 02.5: a grid of (weight, bias), on the checker's own data, weights and biases, not the lesson's.
+GRID_X = np.linspace(-1.0, 2.0, 9, dtype=np.float32).reshape(-1, 1)
+GRID_Y = (-0.5 * GRID_X + 1.0 + 0.1 * np.sin(7.0 * GRID_X)).astype(np.float32)
+GRID_WEIGHTS = np.array([-2.0, 0.5, 1.5])
+GRID_BIASES = np.array([-1.0, 0.0, 0.6, 1.5])  # 3 weights, 4 biases: a transposed grid has another shape
+START_WEIGHT, START_BIAS = 3.0, 0.4  # where the checker's net starts: neither is in the grid
+LOSS_NAMES = {"mse": lazy("mse"), "mse_sum": lazy("mse sum"), "l1": lazy("l1")}  # _grid's kinds, in a message
 
 
-def _curve(loss, bias=0.0, twice=False, weights=CURVE_WEIGHTS, x=CURVE_X, y=CURVE_Y):
-    """The loss for each weight with the bias fixed, in float64 numpy (the oracle); ``twice``: the loss cell
+def _grid(loss, weight=None, bias=None, twice=False, x=GRID_X, y=GRID_Y):
+    """The loss for each (weight, bias) of the grid, rows the weights, columns the biases, in float64 numpy (the
+    oracle). ``weight`` or ``bias``: that Parameter left at this value (never written); ``twice``: the loss cell
     called with predictions, so the net runs twice."""
     x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
-    out = []
-    for w in weights:
-        e = w * (w * x + bias) + bias - y if twice else w * x + bias - y
-        out.append({"mse": np.mean(e ** 2), "mse_sum": np.sum(e ** 2), "l1": np.mean(np.abs(e))}[loss])
-    return np.array(out)
+    out = np.zeros((len(GRID_WEIGHTS), len(GRID_BIASES)))
+    for i, w in enumerate(GRID_WEIGHTS):
+        for j, b in enumerate(GRID_BIASES):
+            w_, b_ = (w if weight is None else weight), (b if bias is None else bias)
+            e = w_ * (w_ * x + b_) + b_ - y if twice else w_ * x + b_ - y
+            out[i, j] = {"mse": np.mean(e ** 2), "mse_sum": np.sum(e ** 2), "l1": np.mean(np.abs(e))}[loss]
+    return out
 
 
-_CURVE_MISTAKES = [  # (settings of _curve, message)
-    (dict(bias=START_BIAS), lazy("with {name} your curve is the loss with the bias left at the net's {bias}: set "
-                                 "the bias to 0 as well (ops.assign on net.dense.bias)")),
-    (dict(twice=True), lazy("your curve is the loss of net(net(x)): call the loss cell with the inputs, "
-                            "cell(Tensor(x), Tensor(y)), not with predictions (prediction 02.1)")),
+_GRID_MISTAKES = [  # (settings of _grid, message)
+    (dict(weight=START_WEIGHT, bias=START_BIAS), lazy("with {name} every loss of your grid is the same, the loss of "
+                                                      "the net's own weight and bias: neither Parameter changed")),
+    (dict(bias=START_BIAS), lazy("with {name} your losses do not change along a row: every column is the loss with "
+                                 "the bias left at the net's own {bias}")),
+    (dict(weight=START_WEIGHT), lazy("with {name} your losses do not change down a column: every row is the loss "
+                                     "with the weight left at the net's own {weight}")),
+    (dict(twice=True), lazy("with {name} your grid is the loss of net(net(x)): what does the loss cell expect as "
+                            "its first argument? (prediction 02.1)")),
 ]
-_OTHER_LOSS = lazy("with {name} your curve is the {other} loss: use the loss_fn you were given")
+_OTHER_LOSS = lazy("with {name} your grid is the {other} loss: use the loss_fn you were given")
 
 
-def _counting_neuron(w, b):
-    """A one-neuron net like one_neuron(w, b) that counts how often it runs (a numpy curve never runs it)."""
+def _watched_neuron(w, b):
+    """A one-neuron net like one_neuron(w, b) that records the (w, b) it runs with (a numpy grid never runs it)."""
     import mindspore as ms
     from mindspore import nn, ops
 
-    class CountingNeuron(nn.Cell):
+    class WatchedNeuron(nn.Cell):
         def __init__(self):
             super().__init__()
             self.dense = nn.Dense(1, 1)
-            self.calls = 0
+            self.seen = []
 
         def construct(self, x):
-            self.calls += 1
+            self.seen.append((self.dense.weight.asnumpy().item(), self.dense.bias.asnumpy().item()))
             return self.dense(x)
 
-    net = CountingNeuron()
+    net = WatchedNeuron()
     ops.assign(net.dense.weight, ms.Tensor([[w]], ms.float32))
     ops.assign(net.dense.bias, ms.Tensor([b], ms.float32))
     return net
 
 
-def _check_loss_curve(answer):
+def _check_loss_grid(answer):
     from mindspore import nn
 
+    shape = (len(GRID_WEIGHTS), len(GRID_BIASES))
     for loss_fn, kind, name in ((nn.L1Loss(), "l1", "nn.L1Loss()"),
                                 (nn.MSELoss(reduction="sum"), "mse_sum", 'nn.MSELoss(reduction="sum")')):
-        net = _counting_neuron(START_WEIGHT, START_BIAS)
-        got = loss_curve.call(answer, net, loss_fn, CURVE_WEIGHTS, CURVE_X, CURVE_Y)
-        curve, want = series(got, t("what loss_curve returned (one loss per weight)"), len(CURVE_WEIGHTS)), _curve(kind)
-        if close(curve, want):
-            if net.calls < len(CURVE_WEIGHTS):
-                raise Incorrect(t("the numbers are right, but the net you were given ran {calls} time(s) for {n} "
-                                  "weights: compute each loss with MindSpore, through a WithLossCell around that net",
-                                  calls=net.calls, n=len(CURVE_WEIGHTS)))
-            last = (net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item())
-            if not close(last, (CURVE_WEIGHTS[-1], 0.0)):
-                raise Incorrect(t("the numbers are right, but the net's Parameters end at w = {w:.4f}, b = {b:.4f}, "
-                                  "not at the last weight and 0: write each w into net.dense.weight (and 0 into "
-                                  "net.dense.bias), then run the loss cell", w=last[0], b=last[1]))
+        net = _watched_neuron(START_WEIGHT, START_BIAS)
+        got = loss_grid.call(answer, net, loss_fn, GRID_WEIGHTS, GRID_BIASES, GRID_X, GRID_Y)
+        if not isinstance(got, np.ndarray) and not hasattr(got, "asnumpy"):
+            raise Incorrect(t("loss_grid should return a 2-D numpy array, got {got}", got=shown(got)))
+        grid, want = array(got, t("what loss_grid returned")), _grid(kind)
+        if grid.shape == shape[::-1] and close(grid.T, want):
+            raise Incorrect(t("your grid holds the right losses, but transposed (shape {shape}): entry [i, j] is "
+                              "weights[i] with biases[j]", shape=grid.shape))
+        if grid.shape != shape:
+            raise Incorrect(t("loss_grid returned shape {shape}; expected {want}: one row per weight, one column "
+                              "per bias", shape=grid.shape, want=shape))
+        if not np.all(np.isfinite(grid)):
+            raise Incorrect(t("the grid holds NaN or inf"))
+        if close(grid, want):
+            seen = {(round(w, 4), round(b, 4)) for w, b in net.seen}
+            missing = [(w, b) for w in GRID_WEIGHTS for b in GRID_BIASES
+                       if (round(float(w), 4), round(float(b), 4)) not in seen]
+            if missing:
+                raise Incorrect(t("the numbers are right, but the net you were given never ran with w = {w:g}, "
+                                  "b = {b:g} ({n} of the {total} pairs are missing): each loss must come from "
+                                  "that net, through a WithLossCell", w=missing[0][0], b=missing[0][1],
+                                  n=len(missing), total=grid.size))
             continue
-        if close(curve, np.full_like(curve, curve[0]), rtol=1e-6, atol=1e-9):
-            raise Incorrect(t("every loss is the same: the weight never changed. Write each w into the Parameter "
-                              "with ops.assign(net.dense.weight, Tensor([[w]], ms.float32)) before computing the "
-                              "loss"))
-        name_the_mistake(curve, functools.partial(_curve, kind), _CURVE_MISTAKES, name=name, bias=START_BIAS)
-        for other in LOSS_NAMES:  # its own kind cannot match here: that curve was right
-            name_the_mistake(curve, _curve, [(dict(loss=other), _OTHER_LOSS)], name=name, other=t(LOSS_NAMES[other]))
-        raise Incorrect(t("with loss_fn = {name}, expected {want} for weights {weights} (bias 0), got {got}",
-                          name=name, want=np.round(want, 4).tolist(), weights=CURVE_WEIGHTS.tolist(),
-                          got=np.round(curve, 4).tolist()))
+        name_the_mistake(grid, functools.partial(_grid, kind), _GRID_MISTAKES, name=name, bias=START_BIAS,
+                         weight=START_WEIGHT)
+        for other in LOSS_NAMES:  # its own kind cannot match here: that grid was right
+            name_the_mistake(grid, _grid, [(dict(loss=other), _OTHER_LOSS)], name=name, other=t(LOSS_NAMES[other]))
+        i, j = np.unravel_index(int(np.argmax(~np.isclose(grid, want, rtol=1e-4, atol=1e-5))), shape)
+        raise Incorrect(t("with loss_fn = {name}, entry [{i}, {j}] (w = {w:g}, b = {b:g}) should be {want:.4f}, "
+                          "yours is {got:.4f}", name=name, i=int(i), j=int(j), w=GRID_WEIGHTS[i], b=GRID_BIASES[j],
+                          want=want[i, j], got=grid[i, j]))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -206,19 +225,21 @@ auto_prefix_names = Prediction(
                 "Parameter"))},
     answer="b")
 l1_by_hand = Exercise(_check_l1_by_hand, hints=[
-    lazy("L1 is the mean of the absolute errors: you need the errors first, then np.abs and a mean"),
-    lazy("nn.L1Loss() uses reduction='mean': add up the four absolute errors and divide by their number"),
+    lazy("L1 measures each sample's error by its size, whatever its sign, then reduces them to one number"),
+    lazy("a sample's error is its prediction minus its label; numpy has a function for the size of a number, "
+         "and nn.L1Loss() reduces with reduction='mean'"),
 ])
 log_cosh = FunctionExercise(_check_log_cosh, signature="LogCoshLoss()", cls=True, hints=[
     lazy("a loss is a Cell like any other: __init__ calls super().__init__(), and construct(prediction, label) "
          "returns one number"),
-    lazy("MindSpore has ops.cosh and ops.log (also as Tensor methods); a Tensor's .mean() averages it"),
+    lazy("compute it on the Tensors construct receives with MindSpore's own operations (mindspore.ops): the "
+         "functions numpy would use have the same names there"),
 ])
-loss_curve = FunctionExercise(_check_loss_curve, signature="loss_curve(net, loss_fn, weights, x, y)", hints=[
-    lazy("section 4 does this for three losses: for each w, write it into the weight (and 0 into the bias), then "
-         "call a WithLossCell"),
-    lazy("build the WithLossCell once, before the loop; ops.assign writes a value into a Parameter, and the "
-         "value must have the Parameter's shape and dtype: (1, 1) float32 for the weight, (1,) for the bias"),
+loss_grid = FunctionExercise(_check_loss_grid, signature="loss_grid(net, loss_fn, weights, biases, x, y)", hints=[
+    lazy("section 4's loop moved one Parameter; here both move: one loss per (weight, bias) pair, each pair written "
+         "into the net before its loss is computed"),
+    lazy("a value written into a Parameter must have that Parameter's shape and dtype, as in section 4; the "
+         "grid's rows follow the weights, its columns the biases"),
 ])
 
 bind(globals())

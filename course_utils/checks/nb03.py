@@ -130,10 +130,11 @@ def _check_least_squares(answer):
             raise Incorrect(t("fit_line(x, y) should return a pair (w, b) of numbers, got {got}", got=shown(got)))
         w, b = series(got, t("the pair fit_line(x, y) returned"), 2)
         if close([b, w], want, rtol=1e-4, atol=1e-4):
-            raise Incorrect(t("fit_line returned (b, w): return the slope w first, then the bias b"))
+            raise Incorrect(t("fit_line returned (b, w): the bias first and the slope second, the other way "
+                              "round from the pair the exercise asks for"))
         if abs(w - float(np.sum(x * y) / np.sum(x * x))) < 1e-4 and abs(b) < 1e-6:
-            raise Incorrect(t("that slope fits a line through the origin; add a column of ones to the design matrix "
-                              "for the bias"))
+            raise Incorrect(t("that slope fits a line through the origin (b = 0): where does your fit leave room "
+                              "for the bias?"))
         if not close([w, b], want, rtol=1e-4, atol=1e-4):
             raise Incorrect(t("on the check's data (x from {lo:g} to {hi:g}) fit_line returned ({w:.5f}, {b:.5f}), "
                               "which is not the least-squares line: its mean squared error is {mse:.5f}, the "
@@ -167,8 +168,8 @@ def _check_train_loop(answer):
     for x, y, lr, steps, start in LOOP_CASES:
         call = f"train_momentum(net, x, y, lr={lr}, steps={steps})"
         net = one_neuron(*start)
-        with _forbidden(answer, [(training, "train")], t("train_momentum called the lesson's train(): write the loop "
-                                                         "itself, as section 2 or 3 does"), names=("train",)):
+        with _forbidden(answer, [(training, "train")], t("train_momentum called the lesson's train(): the exercise "
+                                                         "is to write the loop itself"), names=("train",)):
             got = train_loop.call(answer, net, x, y, lr, steps)
         if not isinstance(got, (tuple, list)) or len(got) != 3:
             raise Incorrect(t("{call} should return three lists (losses, ws, bs), got {got}", call=call,
@@ -180,31 +181,29 @@ def _check_train_loop(answer):
         want_losses, want_ws, want_bs, want_after = momentum_descent(x, y, lr, steps, start)
         if close([ws, bs], [want_ws, want_bs]):
             if close(losses, want_after):
-                raise Incorrect(t("{call}: your losses are those after each update; record the loss the step "
-                                  "computed, before the update (what grad_fn or the train cell returned)", call=call))
+                raise Incorrect(t("{call}: your losses are those after each update, not the loss each step "
+                                  "computed", call=call))
             if not close(losses, want_losses):
                 raise Incorrect(t("{call}: w and b are right, but the losses are not the MSE before each step: "
                                   "{first}...", call=call, first=losses[:3].round(5)))
             trained = (net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item())
             if not close(trained, (want_ws[-1], want_bs[-1])):
                 raise Incorrect(t("{call}: the numbers are right, but the net you were given was not trained (its w "
-                                  "and b end at {w:.5f}, {b:.5f}): train it with MindSpore, an nn.Momentum optimizer "
-                                  "updating net.trainable_params()", call=call, w=trained[0], b=trained[1]))
+                                  "and b end at {w:.5f}, {b:.5f}): did MindSpore compute them, on that net?",
+                                  call=call, w=trained[0], b=trained[1]))
             continue
         oracle = functools.partial(momentum_descent, x=x, y=y, lr=lr, steps=steps, start=start)
         name_the_mistake([ws, bs], oracle, same=lambda got, run: close(got, list(run[1:3])), call=call, mistakes=[
-            (dict(momentum=0.0), lazy("{call} follows plain SGD: use nn.Momentum(net.trainable_params(), "
-                                      "learning_rate=lr, momentum=0.9)")),
-            (dict(lr=0.0), lazy("{call}: w and b never changed: call optimizer(grads) after computing the "
-                                "gradients")),
+            (dict(momentum=0.0), lazy("{call} follows plain SGD: its w and b are those of gradient descent "
+                                      "without momentum")),
+            (dict(lr=0.0), lazy("{call}: w and b never changed: were the gradients ever applied to the "
+                                "Parameters?")),
         ])
         if steps > 1 and np.all(ws == ws[-1]):
             raise Incorrect(t("{call}: every recorded w is {w:.5f}, the same value: you recorded views that training "
-                              "kept overwriting. Record net.dense.weight.asnumpy().item() (a Python float) or a "
-                              ".copy()", call=call, w=ws[-1]))
+                              "kept overwriting (notebook 01, section 5)", call=call, w=ws[-1]))
         if close([ws, bs], [np.r_[start[0], want_ws[:-1]], np.r_[start[1], want_bs[:-1]]]):
-            raise Incorrect(t("{call}: you recorded w and b before each update; record them after the step",
-                              call=call))
+            raise Incorrect(t("{call}: you recorded w and b before each update, not after each step", call=call))
         k = int(np.argmax(~(np.isclose(ws, want_ws, rtol=1e-4, atol=1e-5) &
                             np.isclose(bs, want_bs, rtol=1e-4, atol=1e-5))))
         raise Incorrect(t("{call}: after step {step} expected w = {want_w:.5f}, b = {want_b:.5f} (Momentum 0.9, "
@@ -229,8 +228,8 @@ loss_before_update = Prediction(
     answer="b")
 least_squares = FunctionExercise(_check_least_squares, signature="fit_line(x, y)", hints=[
     lazy("write the model as a matrix product: a column for x and a column for the bias"),
-    lazy("np.linalg.lstsq(A, y) solves min ||A p - y||^2 for the parameters p: one column of A per parameter. Its "
-         "first result is p; return its two numbers as Python floats"),
+    lazy("numpy's np.linalg.lstsq solves a least-squares problem for a matrix with one column per parameter; the "
+         "first thing it returns holds the parameters"),
 ])
 just_above_bound = Prediction(
     lazy("On the course data, 100 SGD steps with lr = 0.75 converge (within 0.01 of the least-squares fit). What "
@@ -248,17 +247,17 @@ just_above_bound = Prediction(
                 "bound the factor is barely above 1 and the loss creeps up; at 0.85 it explodes"))},
     answer="c")
 learning_rate = Exercise(_check_learning_rate, hints=[
-    lazy("run section 5's sweep on this data: train(MinimalNet(), x2, y2, lr, steps=150) for learning rates from "
-         "0.3 to 0.8, and ask steps_to_converge(history['params'], least_squares(x2, y2)) about each"),
+    lazy("run a sweep like section 5's on x2, y2, with 150 steps per learning rate, and ask the course's criterion "
+         "about each run, against the least-squares fit of x2, y2 (not of the course data)"),
     lazy("first a coarse sweep (steps of 0.05) shows roughly where the window lies; then steps of 0.01 around each "
          "of its two ends find them"),
 ])
 train_loop = FunctionExercise(_check_train_loop, signature="train_momentum(net, x, y, lr, steps)", hints=[
     lazy("start from section 2's loop (or the train function of section 3): the same steps, with another "
          "optimizer, and w and b recorded after each step"),
-    lazy("nn.Momentum(net.trainable_params(), learning_rate=lr, momentum=0.9) takes nn.SGD's place; the gradients "
-         "come from ms.value_and_grad over the loss (or from a TrainOneStepCell), and each step ends with "
-         "optimizer(grads) and three .item() calls"),
+    lazy("nn.Momentum takes nn.SGD's place, with the momentum the exercise gives; the gradients come from "
+         "ms.value_and_grad as in train (or a TrainOneStepCell does it all), and each step ends with the recording, "
+         "in Python floats"),
 ])
 
 bind(globals())

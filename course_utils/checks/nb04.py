@@ -53,40 +53,36 @@ def _check_pipeline(answer):
     if not batches:
         raise Incorrect(t("your dataset yields no batch at all"))
     if any(len(b) != 2 for b in batches):
-        raise Incorrect(t("each batch should be the pair (x, y): two columns, got {n} column(s); build the "
-                          "dataset from {{'x': x3, 'y': y3}} (or a tuple (x3, y3))",
-                          n=next(len(b) for b in batches if len(b) != 2)))
+        raise Incorrect(t("each batch should be the pair (x, y): two columns, got {n} column(s): which columns did "
+                          "you give the dataset?", n=next(len(b) for b in batches if len(b) != 2)))
     x3, y3 = pipeline_data()
     xs = [b[0] for b in batches]
     if xs[0].ndim < 2:
-        raise Incorrect(t("the rows are not batched (first x has shape {shape}): add .batch({batch}, ...)",
+        raise Incorrect(t("the rows are not batched: the first x has shape {shape}, expected ({batch}, 1)",
                           shape=xs[0].shape, batch=PIPELINE_BATCH))
     if any(b.shape[1:] != (1,) for b in xs):
         raise Incorrect(t("each x batch should have shape (16, 1), got {shape}", shape=xs[0].shape))
     values, sizes = np.concatenate(xs).ravel(), [len(b) for b in xs]
     if not np.all(np.isin(values, x3.ravel())):
-        raise Incorrect(t("your batches hold rows that are not in nb04.pipeline_data(): build the dataset from x3, "
-                          "y3"))
+        raise Incorrect(t("your batches hold rows that are not in nb04.pipeline_data(): which arrays did you give "
+                          "the dataset?"))
     if len(set(values.tolist())) != len(values):
-        raise Incorrect(t("a row appears twice in one epoch: use the dataset's own shuffle (shuffle=True), not a "
-                          "repeat"))
+        raise Incorrect(t("a row appears twice in one epoch: an epoch should hold each row at most once"))
     if sizes[-1] < PIPELINE_BATCH and all(s == PIPELINE_BATCH for s in sizes[:-1]):
-        raise Incorrect(t("the batches hold {sizes}: the last one is the partial rest of the 50 rows; drop it with "
-                          "drop_remainder=True", sizes=sizes))
+        raise Incorrect(t("the batches hold {sizes}: the last one is the partial rest of the 50 rows (section 3)",
+                          sizes=sizes))
     if any(s != PIPELINE_BATCH for s in sizes):
         raise Incorrect(t("every batch should hold {batch} rows, yours hold {sizes}", batch=PIPELINE_BATCH,
                           sizes=sizes))
     if np.array_equal(values, x3.ravel()[:len(values)]):
-        raise Incorrect(t("the rows come in their original order: shuffle them (shuffle=True)"))
+        raise Incorrect(t("the rows come in their original order: the dataset is not shuffled"))
     where = {v: i for i, v in enumerate(x3.ravel().tolist())}
     rows = [np.array([where[v] for v in b.ravel().tolist()]) for b in xs]  # each batch's row numbers in x3
     if all(np.all(np.diff(r) == 1) for r in rows):
-        raise Incorrect(t("each batch holds consecutive rows of x3: whole batches were shuffled (a shuffle after "
-                          ".batch). Shuffle the rows, then batch them: NumpySlicesDataset(..., shuffle=True).batch"
-                          "(16, ...)"))
+        raise Incorrect(t("each batch holds consecutive rows of x3: whole batches were shuffled, not the rows. "
+                          "Where in the pipeline does your shuffle happen?"))
     if not np.array_equal(np.concatenate([b[1] for b in batches]).ravel(), y3.ravel()[np.concatenate(rows)]):
-        raise Incorrect(t("x and y no longer belong together: shuffle the rows (the dataset's shuffle), not each "
-                          "column alone"))
+        raise Incorrect(t("x and y no longer belong together: each column was shuffled on its own"))
 
 
 # ---- 04.5: a training curve and a held-out curve, one point per epoch ---------------------------------------
@@ -105,23 +101,18 @@ LOOP_CASES = [
 _LOOP_MISTAKES = [  # (how a mistake changes the oracle's run, what that mistake is)
     ({"reduce": "plain"},
      lazy("each epoch's training loss is the plain mean of its step losses, which gives the last, smaller batch "
-          "as much weight as a full one: weight each step's loss by its batch's number of rows (section 6), or "
-          "sum loss * rows and divide by the epoch's rows")),
-    ({"reduce": "last"}, lazy("each epoch's training loss is the loss of its last step only: average all the "
-                              "epoch's steps, each weighted by its batch's number of rows")),
-    ({"val_at": "begin"}, lazy("the held-out losses are one epoch late: measure them at the END of each epoch, "
-                               "after its last step, not before its first")),
-    ({"val_step": True}, lazy("you measured the held-out rows with the train cell, which also took a step on them: "
-                              "the net then trains on the held-out data. Measure them with a loss cell "
-                              "(nn.WithLossCell), which computes the loss and takes no step")),
-    ({"full_batch": True}, lazy("each step used all {n} rows; batch the dataset with .batch(batch_size)")),
+          "as much weight as a full one (section 6)")),
+    ({"reduce": "last"}, lazy("each epoch's training loss is the loss of its last step only, not the mean over the "
+                              "epoch's samples")),
+    ({"val_at": "begin"}, lazy("the held-out losses are one epoch late: each is the net's loss before the epoch's "
+                               "first step")),
+    ({"val_step": True}, lazy("your held-out losses are those of a net that also took a step on the held-out rows, "
+                              "as a train cell does with whatever it is given")),
+    ({"full_batch": True}, lazy("each step used all {n} rows: the dataset is not batched")),
     ({"same_order": True},
-     lazy("every epoch took the batches in the same order: `for data in dataset` (or create_tuple_iterator() inside "
-          "the epoch loop) makes a new iterator each epoch, which starts from the same seed. Create one iterator "
-          "before the loop with dataset.create_tuple_iterator(num_epochs=epochs) and loop over it in every epoch")),
-    ({"shuffle": False}, lazy("the batches come in the rows' own order: build the dataset with shuffle=True")),
-    ({"drop_remainder": True}, lazy("you dropped the last, partial batch of each epoch; keep it "
-                                    "(drop_remainder=False, the default)")),
+     lazy("every epoch took the batches in the same order: how many iterators does your loop create? (section 2)")),
+    ({"shuffle": False}, lazy("the batches come in the rows' own order: the dataset is not shuffled")),
+    ({"drop_remainder": True}, lazy("you dropped the last, partial batch of each epoch; the exercise keeps it")),
 ]
 
 
@@ -190,15 +181,15 @@ def _check_curve_case(train_and_validate, x, y, x_val, y_val, lr, batch_size, ep
         return close(u, v, rtol=1e-4, atol=1e-6)
 
     if abs(w - start[0]) < 1e-7 and abs(b - start[1]) < 1e-7:
-        raise Incorrect(t("the net's weights never changed: train the net you are given, with a train cell on it"))
+        raise Incorrect(t("the net's weights never changed: was the net you were given trained?"))
     if same(train_got, want_train) and same(val_got, want_val) and abs(w - want_w) < 1e-4 and abs(b - want_b) < 1e-4:
         return
     name_the_mistake((train_got, val_got), lambda **how: _curve_oracle(*case, **how)[:2], _LOOP_MISTAKES,
                      same=same, n=len(x))
     if same(train_got, want_train) and same(val_got, want_val):
         raise Incorrect(t("the curves are right, but the net you were given ends at w = {w:.5f}, b = {b:.5f}, not "
-                          "{want_w:.5f}, {want_b:.5f}: step that net itself, once per batch, and never on the "
-                          "held-out rows", w=w, b=b, want_w=want_w, want_b=want_b))
+                          "{want_w:.5f}, {want_b:.5f}: how many steps did that net take, and on which rows?", w=w,
+                          b=b, want_w=want_w, want_b=want_b))
     if not same(train_got, want_train):
         k = int(np.argmax(~np.isclose(train_got, want_train, rtol=1e-4, atol=1e-6)))
         raise Incorrect(t("the training loss of epoch {epoch} should be {want:.6f} (SGD on the batches of a shuffled "
@@ -244,10 +235,10 @@ steps_in_three_epochs = Prediction(
            lazy("drop_remainder drops the whole partial batch, so the step it would make is gone too"))},
     answer="b")
 pipeline = Exercise(_check_pipeline, hints=[
-    lazy("section 1 builds and batches a dataset and section 3 shows what drops a partial last batch: put those "
-         "pieces together on x3 and y3, shuffled"),
-    lazy("ds.NumpySlicesDataset({'x': x3, 'y': y3}, shuffle=True), then .batch(...) with 16 rows and the flag "
-         "that drops the partial last batch"),
+    lazy("section 1 builds and batches a dataset, section 2 shuffles one and section 3 shows what drops a partial "
+         "last batch: put those pieces together on x3 and y3"),
+    lazy("the rows are shuffled when the dataset is built, and batched afterwards; .batch takes the number of rows "
+         "and the flag of section 3"),
 ])
 batch_one_near_bound = Prediction(
     lazy("Full-batch gradient descent on this data is stable below lr = 0.807. What does SGD with ONE sample "
@@ -263,12 +254,10 @@ batch_one_near_bound = Prediction(
                 "is about 0.51); the full-batch bound 0.807 does not protect them"))},
     answer="c")
 held_out_curve = FunctionExercise(_check_held_out_curve, hints=[
-    lazy("the dataset, the train cell and the one iterator are section 4's; the weighting of section 6 goes inside "
-         "the loop: add up each step's loss times its batch's number of rows (x_batch.shape[0]), and divide by the "
-         "epoch's rows at its end"),
-    lazy("after the epoch's last step, a loss cell on the net, nn.WithLossCell(net, nn.MSELoss()), called on "
-         "ms.Tensor(x_val), ms.Tensor(y_val) gives the MSE on all held-out rows without a step; the train cell "
-         "would take one"),
+    lazy("the dataset, the train cell and the one iterator are section 4's; section 6 computed an epoch's mean "
+         "over its samples from the step losses and the batch sizes"),
+    lazy("the held-out loss needs a cell that computes the loss of the net and takes no step: notebook 02 built "
+         "one; the train cell would take a step"),
 ], signature="train_and_validate(net, x, y, x_val, y_val, lr, batch_size, epochs)")
 
 bind(globals())

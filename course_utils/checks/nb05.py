@@ -181,8 +181,8 @@ def _check_momentum_step(momentum_step_fn):
     import mindspore as ms
 
     if not _is_jit(momentum_step_fn):
-        raise Incorrect(t("momentum_step is not compiled: decorate it with @ms.jit (the lab runs its steps as one "
-                          "compiled graph, reused for every learning rate)"))
+        raise Incorrect(t("momentum_step is not compiled: the exercise asks for a function compiled with @ms.jit "
+                          "(the lab runs its steps as one compiled graph, reused for every learning rate)"))
     a, y = ms.Tensor(np.hstack([STEP_X, np.ones_like(STEP_X)])), ms.Tensor(STEP_Y)
     theta = ms.Tensor(np.array(STEP_START, dtype=np.float32).reshape(2, 1))
     velocity = ms.Tensor(np.zeros((2, 1), np.float32))
@@ -208,12 +208,12 @@ def _check_momentum_step(momentum_step_fn):
 
     if not same(thetas, want_thetas):
         name_the_mistake(thetas, lambda **how: np.array([w[0] for w in heavy_ball(**how)]), [
-            ({"momentum": 0.0}, lazy("your step is plain SGD: the velocity must carry over, velocity = 0.9 * velocity "
-                                     "+ gradient, and theta moves by lr * velocity")),
-            ({"lrs": [STEP_LRS[0]] * len(STEP_LRS)}, lazy("every call used the first learning rate, {first}: the "
-                                                          "checker passes {lrs}; use the lr argument")),
-            ({"lrs": [-lr for lr in STEP_LRS]}, lazy("the step moved uphill: theta - lr * velocity")),
-            ({"lrs": [0.0] * len(STEP_LRS)}, lazy("theta never changed: return the new theta, theta - lr * velocity")),
+            ({"momentum": 0.0}, lazy("your step is plain SGD: theta moves as if no velocity carried over from one "
+                                     "call to the next")),
+            ({"lrs": [STEP_LRS[0]] * len(STEP_LRS)}, lazy("every call moved theta as the first learning rate, "
+                                                          "{first}, would, but the checker passed {lrs}")),
+            ({"lrs": [-lr for lr in STEP_LRS]}, lazy("the step moved uphill, where the loss is larger")),
+            ({"lrs": [0.0] * len(STEP_LRS)}, lazy("theta never changed: the theta you return is the one passed in")),
         ], same=same, first=STEP_LRS[0], lrs=", ".join(map(str, STEP_LRS)))
         k = int(np.argmax([not same(g, w) for g, w in zip(thetas, want_thetas)]))
         raise Incorrect(t("after call {call} (lr = {lr}) expected theta = {want}, got {got} (Momentum 0.9: velocity "
@@ -221,12 +221,11 @@ def _check_momentum_step(momentum_step_fn):
                           lr=STEP_LRS[k], want=want_thetas[k].ravel().round(5).tolist(),
                           got=thetas[k].ravel().round(5).tolist()))
     if not same(velocities, want_velocities):
-        raise Incorrect(t("theta is right, but the velocity you return is not 0.9 * velocity + gradient: return the "
-                          "new one"))
+        raise Incorrect(t("theta is right, but the velocity you return is not the updated one"))
     for k, ((_, _, loss), (_, _, before, after)) in enumerate(zip(got, want), start=1):
         if np.isclose(loss, after, rtol=1e-4, atol=1e-7) and not np.isclose(loss, before, rtol=1e-4, atol=1e-7):
-            raise Incorrect(t("theta and the velocity are right, but the loss is the one after the update; return "
-                              "the loss that came with the gradient (before the update), as TrainOneStepCell does"))
+            raise Incorrect(t("theta and the velocity are right, but the loss is the one after the update, not the "
+                              "one that came with the gradient"))
         if not np.isclose(loss, before, rtol=1e-4, atol=1e-7):
             raise Incorrect(t("theta and the velocity are right, but call {call} returned the loss {loss:.6f}; the "
                               "MSE before it is {before:.6f}", call=k, loss=loss, before=before))
@@ -235,8 +234,8 @@ def _check_momentum_step(momentum_step_fn):
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
 divergence_threshold = FunctionExercise(_check_threshold, hints=[
     lazy("with one weight the Hessian is a single number: the second derivative of mean((w x - y)^2) in w"),
-    lazy("differentiate mean((w x - y)^2) twice in w to get lambda; a step multiplies the distance to the minimum "
-         "by (1 - lr * lambda), and the run converges while that factor stays between -1 and 1"),
+    lazy("a step multiplies the distance to the minimum by (1 - lr * lambda), as section 1 says: for which "
+         "learning rates does that factor still shrink the distance?"),
 ], signature="threshold(x)")
 fastest_of_four = Prediction(
     lazy("Four SGD runs of 100 steps from the same start: lr = 0.05, 0.3, 0.6 and 0.85 (the stability bound "
@@ -287,7 +286,7 @@ fastest_sgd_lr = FunctionExercise(_check_fastest, hints=[
 momentum_threshold = FunctionExercise(_check_momentum_threshold, hints=[
     lazy("try e_k = z^k in the recurrence: z solves z^2 - (1 + beta - lr * lambda) z + beta = 0, and the run "
          "converges while both roots have |z| < 1"),
-    lazy("as lr grows, a root leaves the unit circle at z = -1: put z = -1 into the equation and solve it for lr"),
+    lazy("as lr grows, a root leaves the unit circle through z = -1: which lr puts a root exactly there?"),
 ], signature="momentum_threshold(x, beta)")
 article_recipe = Prediction(
     lazy("The article's recipe, lr = 0.01 for 100 steps, run with each optimizer from the same start. Which "
@@ -305,9 +304,8 @@ article_recipe = Prediction(
 momentum_step = FunctionExercise(_check_momentum_step, hints=[
     lazy("ms.value_and_grad(mse) gives a function returning the loss and its gradient with respect to mse's "
          "first argument, theta; the rest is two lines of arithmetic on Tensors"),
-    lazy("first the loss and the gradient at theta; then the new velocity is 0.9 times the old one plus "
-         "that gradient; the new theta steps against the new velocity, scaled by lr; return the new "
-         "theta, the new velocity and the loss"),
+    lazy("the order matters: the velocity is updated first, theta then moves with the NEW velocity, and the loss "
+         "to return is the one that came with the gradient"),
 ], signature="momentum_step(theta, velocity, a, y, lr)")
 
 bind(globals())

@@ -35,16 +35,14 @@ def warmup_cosine_lr(step, peak_lr, min_lr, warmup_steps, total_steps, *, shift=
 
 
 SCHEDULE_MISTAKES = (  # (settings of warmup_cosine_lr, why): {at} says where the first step differs
-    ({"shift": False}, lazy("the cosine starts at step 0 instead of at the end of the warm-up: give CosineDecayLR "
-                            "global_step - warmup_steps ({at})")),
-    ({"whole_total": True}, lazy("the cosine decays over total_steps, but it has only total_steps - warmup_steps "
-                                 "steps left after the warm-up ({at})")),
-    ({"min_lr": 0.0}, lazy("the cosine ends at 0 instead of min_lr: CosineDecayLR(min_lr, peak_lr, ...) takes "
-                           "min_lr first ({at})")),
-    ({"ahead": 1}, lazy("your warm-up is one step ahead: step s of the warm-up has peak_lr * s / warmup_steps "
-                        "(step 0 has 0, as nn.WarmUpLR gives) ({at})")),
+    ({"shift": False}, lazy("the cosine starts at step 0 instead of at the end of the warm-up ({at})")),
+    ({"whole_total": True}, lazy("the cosine decays over total_steps, as if the warm-up had used none of them "
+                                 "({at})")),
+    ({"min_lr": 0.0}, lazy("the cosine ends at 0 instead of min_lr: which argument of CosineDecayLR did min_lr go "
+                           "to? ({at})")),
+    ({"ahead": 1}, lazy("your warm-up is one step ahead: at step 0 it should give 0, as nn.WarmUpLR does ({at})")),
     ({"hold": False}, lazy("after total_steps the learning rate must stay at min_lr; yours rises again (a cosine "
-                           "is periodic: clip the step, as CosineDecayLR does) ({at})")),
+                           "is periodic) ({at})")),
 )
 # (peak_lr, min_lr, warmup_steps, total_steps): none of them is the lesson's
 SCHEDULE_CASES = ((0.2, 0.02, 4, 20), (0.06, 0.0, 1, 7), (1.5, 0.3, 10, 25))
@@ -80,8 +78,8 @@ def _schedule_case(answer, peak, low, warm, total, in_optimizer):
     got_w, got_b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
     if not close([got_w, got_b], [w, b], rtol=1e-4, atol=1e-5):
         raise Incorrect(t("called directly it gives the right values, but nn.SGD trained with it for {n} steps ends "
-                          "at w = {got_w:.5f}, b = {got_b:.5f} instead of w = {w:.5f}, b = {b:.5f}: construct must "
-                          "use only its global_step argument (no state of its own that changes between calls)",
+                          "at w = {got_w:.5f}, b = {got_b:.5f} instead of w = {w:.5f}, b = {b:.5f}: does construct "
+                          "keep a state of its own that changes between calls?",
                           n=len(steps), got_w=got_w, got_b=got_b, w=w, b=b))
 
 
@@ -162,9 +160,7 @@ def _range_case(out, net, xs, ys, lr_start, factor, blowup, max_steps, w0, b0):
         constant = range_test_oracle(xs, ys, lr_start, factor, blowup, max_steps, w0, b0, constant_lr=True)[1]
         if close(losses[:m], constant[:m], rtol=_LOSS_RTOL, atol=1e-8):
             raise Incorrect(t("your losses are those of a constant lr = {lr_start}: the optimizer never used the new "
-                              "learning rates. In PyNative, optimizer.learning_rate.set_data(...) is ignored once the "
-                              "optimizer has stepped; ops.assign(optimizer.learning_rate, ...) works",
-                              lr_start=lr_start))
+                              "learning rates (section 4)", lr_start=lr_start))
         k = int(np.flatnonzero(~np.isclose(losses[:m], exp_losses[:m], rtol=_LOSS_RTOL, atol=1e-6))[0])
         raise Incorrect(t("step {step} (lr {lr:.4g}) should return the loss {expected:.6g}, yours {got:.6g} (record "
                           "the loss the train step returns: the loss before its update)", step=k, lr=exp_lrs[k],
@@ -182,9 +178,8 @@ def _range_case(out, net, xs, ys, lr_start, factor, blowup, max_steps, w0, b0):
     got_w, got_b = net.dense.weight.asnumpy().item(), net.dense.bias.asnumpy().item()
     if not close([got_w, got_b], [w, b], rtol=_LOSS_RTOL, atol=1e-4):
         raise Incorrect(t("your lrs and losses are right, but the net you were given ends at w = {got_w:.5f}, "
-                          "b = {got_b:.5f} instead of w = {w:.5f}, b = {b:.5f}: train that net, with train_net(X, Y) "
-                          "(a loop that computes the losses by itself does not train it)", got_w=got_w, got_b=got_b,
-                          w=w, b=b))
+                          "b = {got_b:.5f} instead of w = {w:.5f}, b = {b:.5f}: did your loop train that net?",
+                          got_w=got_w, got_b=got_b, w=w, b=b))
 
 
 def _check_range_test(answer):
@@ -221,14 +216,12 @@ past_the_end = Prediction(
     answer="d")
 warmup_cosine = FunctionExercise(_check_warmup_cosine, cls=True, signature="WarmupCosine(peak_lr, min_lr, "
                                  "warmup_steps, total_steps)", hints=[
-    lazy("Build the two schedules MindSpore already has in __init__ (nn.WarmUpLR for the warm-up, "
-         "nn.CosineDecayLR for the decay) and let construct choose between them by comparing global_step with "
-         "warmup_steps."),
-    lazy("The cosine must start where the warm-up ends and run for the steps that are left: "
-         "nn.CosineDecayLR(min_lr, peak_lr, total_steps - warmup_steps), called with global_step - warmup_steps."),
-    lazy("construct compares global_step with warmup_steps: before it, the warm-up schedule's value; from "
-         "it on, the cosine's, counted from the end of the warm-up (global_step minus warmup_steps); "
-         "CosineDecayLR holds min_lr past its end by itself."),
+    lazy("MindSpore already has both pieces as schedules (the exercise names them): build them in __init__, and "
+         "let construct choose between them by the step."),
+    lazy("The cosine piece must behave as if its step 0 were the end of the warm-up, and last only the steps that "
+         "are left: what does that say about its decay_steps, and about the step construct hands it?"),
+    lazy("Past its decay_steps nn.CosineDecayLR holds its min_lr by itself (section 2), so no third branch is "
+         "needed; check the order of its arguments in its documentation."),
 ])
 set_data_ignored = Prediction(
     lazy("In PyNative mode, an nn.SGD optimizer with learning_rate=0.1 has taken two steps. Then "
@@ -251,9 +244,9 @@ range_test = FunctionExercise(_check_range_test, signature="range_test(net, X, Y
     lazy("Each pass of the loop: put lr into the optimizer, take one step, record (lr, loss), decide whether to "
          "stop, then grow lr. Section 4 shows the one way to put a new learning rate into an optimizer that has "
          "stepped."),
-    lazy("ops.assign on optimizer.learning_rate (with a float32 Tensor) sets it; calling the "
-         "TrainOneStepCell takes the step and gives the loss; append first, then stop when the loss is "
-         "not finite or exceeds blowup times the smallest loss so far; otherwise multiply lr by factor."),
+    lazy("The learning rate is a Parameter of the optimizer: write into its memory, as section 4 does, a value of "
+         "its dtype; the train cell's return value is the step's loss, and the stopping rule sees that loss "
+         "already recorded."),
 ])
 
 bind(globals())

@@ -18,17 +18,18 @@ answer = LogCoshLoss
 nb02.log_cosh.check(answer)
 
 
-# %% loss_curve
-def loss_curve(net, loss_fn, weights, x, y):
+# %% loss_grid
+def loss_grid(net, loss_fn, weights, biases, x, y):
     cell = nn.WithLossCell(net, loss_fn)
     data, label = Tensor(x), Tensor(y)
-    losses = []
-    for w in weights:
-        ops.assign(net.dense.weight, Tensor([[w]], ms.float32))
-        ops.assign(net.dense.bias, Tensor([0.0], ms.float32))
-        losses.append(cell(data, label).asnumpy().item())
-    return np.array(losses)
+    grid = np.zeros((len(weights), len(biases)))
+    for i, w in enumerate(weights):
+        for j, b in enumerate(biases):
+            ops.assign(net.dense.weight, Tensor([[w]], ms.float32))
+            ops.assign(net.dense.bias, Tensor([b], ms.float32))
+            grid[i, j] = cell(data, label).asnumpy().item()
+    return grid
 
 
-answer = loss_curve
-nb02.loss_curve.check(answer)
+answer = loss_grid
+nb02.loss_grid.check(answer)

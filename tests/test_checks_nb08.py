@@ -74,7 +74,8 @@ AS_IS = X_RAW.reshape(-1, 1).astype(np.float32)
 
 @pytest.mark.parametrize("answer, text", [
     ((X.astype(np.float64), Y, LR), "float32 of shape (100, 1)"), ((X.ravel(), Y, LR), "float32 of shape (100, 1)"),
-    ((AS_IS, Y, LR), "above 2/λmax"), ((AS_IS, Y, 0.9 * _limit(AS_IS)), "the loss is still"), ((X, Y, 1.5), "above 2/λmax"),
+    ((AS_IS, Y, LR), "above 2/λmax"), ((AS_IS, Y, 0.9 * _limit(AS_IS)), "the loss is still"),
+    ((X, Y, 1.5), "above 2/λmax"),
     ((X, Y, -0.1), "positive number"), ((X, Y, "0.5"), "lr must be a number, not text"),
     ((X, Y / 2, LR), "same targets"), ((X[::-1].copy(), Y, LR), "rescaled"), ((list(X), Y, LR), "numpy array"),
     ((X, Y), "tuple (x_fixed, y_fixed, lr)"),

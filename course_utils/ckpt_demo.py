@@ -84,12 +84,12 @@ def plot_checkpoint_contents(files, never_saved, ax=None, title=CONTENTS_TITLE):
             held = entry in names
             ax.add_patch(Rectangle(
                 (col - 0.4, row - 0.35), 0.8, 0.7, color="tab:green" if held else "0.92"))
-            ax.text(col, row, text(lazy("saved")) if held else "-", ha="center", va="center", fontsize=8)
+            ax.text(col, row, text(lazy("saved")) if held else "-", ha="center", va="center", fontsize=10)
     ax.set_xlim(-0.5, len(files) - 0.5)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xticks(range(len(files)), list(files))
     ax.xaxis.tick_top()
-    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.set_yticks(range(len(rows)), rows, fontsize=10)
     for label in ax.get_yticklabels()[len(rows) - len(never_saved):]:
         label.set_color("grey")
     ax.tick_params(length=0)

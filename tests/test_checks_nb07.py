@@ -138,8 +138,8 @@ def test_accumulate_accepts_the_reference_and_gives_the_mode_back():
 
 @pytest.mark.parametrize("answer, says", [
     (_variant(every_call=True), "should only add its gradients"),
-    (_variant(no_mean=True), "divide it by k"),
-    (_variant(no_reset=True), "empty the sums"),
+    (_variant(no_mean=True), "3 times as far"),
+    (_variant(no_reset=True), "still contains the gradients of the first k calls"),
     (_variant(update=False), "did not move"),
     (nn.TrainOneStepCell, "call 1: the weights are"),  # k lands in sens: it updates at every call
     (nn.WithLossCell, "subclass of nn.TrainOneStepCell"),
@@ -180,7 +180,7 @@ def test_pinball_at_one_half_is_half_the_absolute_error():
      "the one for 1 - tau"),
     (_pinball(lambda self, p, y: self.get_loss(ops.abs(y - p))), "expected"),
     (_pinball(lambda self, p, y: ops.reduce_mean(ops.maximum(self.tau * (y - p), (self.tau - 1) * (y - p)))),
-     "self.get_loss"),
+     "is the reduction you were asked for the one applied"),
     (_pinball(lambda self, p, y: self.get_loss(ops.stop_gradient(ops.maximum(self.tau * (y - p),
                                                                               (self.tau - 1) * (y - p))))),
      "moved the bias"),

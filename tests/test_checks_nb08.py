@@ -50,7 +50,7 @@ def test_mystery_runs_show_the_symptoms_of_their_cause():
 
 @pytest.mark.parametrize("answer, text", [
     ({k: nb08.HEALTHY for k in DIAGNOSIS}, "5 of 6 causes are wrong"),
-    ({**DIAGNOSIS, "A": nb08.TOO_SMALL, "F": nb08.BADLY_SCALED}, "run A: its lr is close to 2/λmax"),
+    ({**DIAGNOSIS, "A": nb08.TOO_SMALL, "F": nb08.BADLY_SCALED}, "run A: look at the range of its x"),
     ({**DIAGNOSIS, "C": nb08.BADLY_SCALED}, "1 of 6 causes are wrong. run C"),
     ({**DIAGNOSIS, "A": "bad scaling"}, "use the names in nb08.CAUSES"),
     ({**DIAGNOSIS, "G": nb08.HEALTHY}, "there is no run"),
@@ -74,7 +74,8 @@ AS_IS = X_RAW.reshape(-1, 1).astype(np.float32)
 
 @pytest.mark.parametrize("answer, text", [
     ((X.astype(np.float64), Y, LR), "float32 of shape (100, 1)"), ((X.ravel(), Y, LR), "float32 of shape (100, 1)"),
-    ((AS_IS, Y, LR), "above 2/λmax"), ((AS_IS, Y, 0.9 * _limit(AS_IS)), "standardise"), ((X, Y, 1.5), "above 2/λmax"),
+    ((AS_IS, Y, LR), "above 2/λmax"), ((AS_IS, Y, 0.9 * _limit(AS_IS)), "the loss is still"),
+    ((X, Y, 1.5), "above 2/λmax"),
     ((X, Y, -0.1), "positive number"), ((X, Y, "0.5"), "lr must be a number, not text"),
     ((X, Y / 2, LR), "same targets"), ((X[::-1].copy(), Y, LR), "rescaled"), ((list(X), Y, LR), "numpy array"),
     ((X, Y), "tuple (x_fixed, y_fixed, lr)"),
@@ -83,53 +84,70 @@ def test_fixed_setup_names_the_mistake(answer, text):
     assert text in message(nb08.fixed_setup, answer)
 
 
-def _restore_with(how):
-    def restore(net, values):
+def _pull_with(how):
+    def pull_towards(net, values, alpha):
         for parameter in net.trainable_params():
-            value = Tensor(np.asarray(values[parameter.name], np.float32))
+            saved = np.asarray(values[parameter.name], np.float32)
+            new = Tensor(parameter.asnumpy() + alpha * (saved - parameter.asnumpy()))  # computed in numpy
             if how == "copy_":
-                parameter.copy_(value)
+                parameter.copy_(new)
             elif how == "set_data":
-                parameter.set_data(value)
+                parameter.set_data(new)
             elif how == "float64":  # MindSpore refuses to write float64 into a float32 Parameter
-                ops.assign(parameter, Tensor(values[parameter.name]))
+                ops.assign(parameter, Tensor(parameter.asnumpy() + alpha * (values[parameter.name]
+                                                                           - parameter.asnumpy())))
+            elif how == "all the way":  # 08.5's old answer: a restore
+                ops.assign(parameter, Tensor(saved))
+            elif how == "1 - alpha":
+                ops.assign(parameter, Tensor(parameter.asnumpy() + (1 - alpha) * (saved - parameter.asnumpy())))
             elif how == "first only":
-                ops.assign(parameter, value)
+                ops.assign(parameter, new)
                 break
             elif how == "swapped biases" and parameter.name.endswith("bias"):
                 other = "out.bias" if parameter.name == "hidden.bias" else "hidden.bias"
                 ops.assign(parameter, Tensor(np.resize(np.asarray(values[other], np.float32), parameter.shape)))
             elif how in ("assign", "swapped biases"):
-                ops.assign(parameter, value)
+                ops.assign(parameter, new)
+            elif how == "tensors":  # the same in MindSpore operators
+                ops.assign(parameter, parameter + alpha * (Tensor(saved) - parameter))
             elif how == "raises":
                 raise RuntimeError("boom")
 
-    return restore
+    return pull_towards
 
 
-def test_restore_accepts_the_reference_assign_and_copy_():
-    assert reference(nb08.restore)[1].startswith("[ok]")
-    message(nb08.restore, _restore_with("assign"), CORRECT)
-    message(nb08.restore, _restore_with("copy_"), CORRECT)
+def test_pull_towards_accepts_the_reference_assign_and_copy_():
+    assert reference(nb08.pull_towards)[1].startswith("[ok]")
+    for how in ("assign", "copy_", "tensors"):
+        message(nb08.pull_towards, _pull_with(how), CORRECT)
 
 
 @pytest.mark.parametrize("how, text", [
-    ("set_data", "set_data trap"), ("first only", "hidden.bias is not values['hidden.bias']"),
-    ("nothing", "hidden.weight is not values['hidden.weight']"), ("swapped biases", "hidden.bias is not"),
+    ("set_data", "set_data trap"), ("first only", "hidden.bias is not 0.3 of the way"),
+    ("nothing", "still holds its trained value"), ("swapped biases", "hidden.bias is not"),
+    ("all the way", "it went all the way"), ("1 - alpha", "moved 70% of the way"),
     ("raises", "RuntimeError: boom"), ("float64", "the values are float64 numpy arrays"),
 ])
-def test_restore_names_the_mistake(how, text):
-    assert text in message(nb08.restore, _restore_with(how))
+def test_pull_towards_names_the_mistake(how, text):
+    assert text in message(nb08.pull_towards, _pull_with(how))
 
 
-def test_restore_cuts_mindspores_call_stack_and_restores_the_mode():
+def test_pull_towards_cuts_mindspores_call_stack_and_restores_the_mode():
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
-        text = message(nb08.restore, _restore_with("float64"))
+        text = message(nb08.pull_towards, _pull_with("float64"))
         assert ms.get_context("mode") == ms.GRAPH_MODE
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     assert "C++" not in text and "----" not in text and "\n" not in text, text
+
+
+def test_pull_mistakes_differ_from_the_answer():
+    """alpha = 0.3 tells a share alpha from a share 1 - alpha, all the way and none of it."""
+    before = {name: np.zeros_like(value) for name, value in nb08._restore_values().items()}
+    right = nb08.pull_oracle(before, nb08._restore_values())
+    for settings, _message in nb08.PULL_MISTAKES:
+        assert not nb08._same_values(nb08.pull_oracle(before, nb08._restore_values(), **settings), right), settings
 
 
 def test_the_restore_oracle_is_what_mindspore_does():
@@ -144,7 +162,7 @@ def test_the_restore_oracle_is_what_mindspore_does():
 
     values = {name: value * 0.7 + 0.05 for name, value in nb08._restore_values().items()}
     net = Net()
-    _restore_with("assign")(net, values)
+    _pull_with("all the way")(net, values, 1.0)
     step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.1))
     for _ in range(5):
         step(Tensor(nb08.RESTORE_X), Tensor(nb08.RESTORE_Y))

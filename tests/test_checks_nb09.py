@@ -197,9 +197,10 @@ def _no_reset(self):
 
 @pytest.mark.parametrize("wrong, text", [
     (MeanOfBatchCorrelations, "the mean of the batches' correlations"),
-    (type("Squared", (Sums,), {"eval": lambda self: float(self.r() ** 2)}), "r squared"),
-    (type("Unsigned", (Sums,), {"eval": lambda self: float(abs(self.r()))}), "keep the sign of r"),
-    (type("NoReset", (Sums,), {"clear": _no_reset, "eval": lambda self: float(self.r())}), "reset every sum"),
+    (type("Squared", (Sums,), {"eval": lambda self: float(self.r() ** 2)}), "the square of numpy's r"),
+    (type("Unsigned", (Sums,), {"eval": lambda self: float(abs(self.r()))}), "the sign is lost"),
+    (type("NoReset", (Sums,), {"clear": _no_reset, "eval": lambda self: float(self.r())}),
+     "what does clear() leave behind"),
     (type("Text", (Sums,), {"eval": lambda self: "0.5"}), "your metric's eval() must be a number, not text"),
     (MeanOfBatchCorrelations(), "expected your class Correlation() (answer = Correlation, the class itself"),
     (Base, "derived from mindspore.train.Metric"),

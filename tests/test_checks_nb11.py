@@ -73,7 +73,7 @@ def loader(check=0, strict=True, error=ValueError, names=True, into=None):
 @pytest.mark.parametrize("wrong, says", [
     (loader(check=None), "'missing dense.bias' loaded without an error"),
     (loader(check=1), "checkpoint 'with optimizer state' raised ValueError"),
-    (loader(strict=False), "matched by suffix"),
+    (loader(strict=False), "how does load_param_into_net match"),
     (loader(error=RuntimeError), "raise ValueError, not RuntimeError"),
     (loader(names=False), "should name ['dense.bias']"),
     (loader(into=nb11._one_dense_net), "the net holds (0.0, 0.0), not (1.5, -0.25)"),

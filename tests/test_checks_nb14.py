@@ -64,7 +64,7 @@ def test_references_pass(ex):
     (pipeline(batch={"drop_remainder": True}), "the last, partial batch of 4 rows is missing"),
     (pipeline(shuffle=True), "ds.CSVDataset shuffles by default"),
     (pipeline(columns=()), "never ran"),
-    (pipeline(columns=("x",)), "map it over both columns"),
+    (pipeline(columns=("x",)), "which columns does your map hand it"),
     (pipeline(reader="numpy"), "does not start from a ds.CSVDataset"),
     (lambda path, b, f: [f(*np.loadtxt(path, delimiter=",").T)], "a mindspore.dataset pipeline"),
 ])

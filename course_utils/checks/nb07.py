@@ -57,7 +57,7 @@ CLIP_MISTAKES = (
     ({"together": True}, lazy("{where}: you scaled all of them by one factor from their global norm, as "
                               "ops.clip_by_global_norm does; here each tensor gets its own factor, from its own norm")),
     ({"always": True}, lazy("{where}: the tensors already shorter than max_norm = {limit} must come back unchanged; "
-                            "you scaled them up to length {limit} (each factor is min(1, max_norm / its norm))")),
+                            "you scaled them up to length {limit}")),
     ({"never": True}, lazy("{where}: they came back unchanged, but some are longer than max_norm = {limit}")),
 )
 
@@ -130,14 +130,11 @@ def acc_oracle(every_call=False, no_mean=False, no_reset=False, last_only=False)
 
 
 ACC_MISTAKES = (
-    ({"every_call": True}, lazy("{where}: the weights moved at a call that should only add its gradients; update "
-                                "once every k calls")),
-    ({"no_mean": True}, lazy("{where}: the update used the sum of the k gradients; divide it by k (the mean is the "
-                             "gradient of the whole batch)")),
-    ({"no_reset": True}, lazy("{where}: the second update still contains the first k gradients: empty the sums "
-                              "after each update")),
-    ({"last_only": True}, lazy("{where}: the update used only the last micro-batch's gradient; add each call's "
-                               "gradients into the sums")),
+    ({"every_call": True}, lazy("{where}: the weights moved at a call that should only add its gradients")),
+    ({"no_mean": True}, lazy("{where}: the update moved the weights {k} times as far as one step with the gradient "
+                             "of the whole batch does: how are the k gradients combined?")),
+    ({"no_reset": True}, lazy("{where}: the second update still contains the gradients of the first k calls")),
+    ({"last_only": True}, lazy("{where}: the update used only the last micro-batch's gradient")),
 )
 
 
@@ -170,10 +167,10 @@ def _check_accumulate(answer):
             for settings, message in ACC_MISTAKES:
                 mistaken, _ = acc_oracle(**settings)
                 if all(same(list(a), list(b)) for a, b in zip(got, mistaken)):
-                    raise Incorrect(t(message, where=where))
+                    raise Incorrect(t(message, where=where, k=_ACC_K))
             if same(list(got[-1]), list(expected[call - 2] if call > 1 else (_ACC_W, _ACC_B))):
-                raise Incorrect(t("{where}: the weights did not move; this call should update them (the mean of the "
-                                  "last k gradients, through self.optimizer)", where=where))
+                raise Incorrect(t("{where}: the weights did not move at a call that should update them: look at the "
+                                  "branch that calls self.optimizer", where=where))
             raise Incorrect(t("{where}: the weights are W = {w}, b = {b:.6f}; expected W = {ew}, b = {eb:.6f}",
                               where=where, w=np.round(got[-1][0], 6).tolist(), b=got[-1][1],
                               ew=np.round(expected[call - 1][0], 6).tolist(), eb=expected[call - 1][1]))
@@ -211,16 +208,16 @@ def _check_pinball(answer):
                 where = t("with tau={tau}, reduction={reduction!r} and inputs of shape {shape}", tau=tau,
                           reduction=reduction, shape=shape)
                 if got.shape != np.shape(expected):
-                    raise Incorrect(t("{where} expected a result of shape {expected}, got {shape} (end construct with "
-                                      "self.get_loss(...), which applies the reduction)", where=where,
+                    raise Incorrect(t("{where} expected a result of shape {expected}, got {shape}: is the reduction "
+                                      "you were asked for the one applied?", where=where,
                                       expected=np.shape(expected), shape=got.shape))
                 if close(got, expected, rtol=1e-5, atol=1e-6):
                     continue
                 if close(got, reduce(pinball_np(target, pred, tau)), rtol=1e-5, atol=1e-6):
-                    raise Incorrect(t("{where}: your loss is the one for 1 - tau: the error is labels - logits, and "
-                                      "an under-prediction (labels above logits) costs tau per unit", where=where))
+                    raise Incorrect(t("{where}: your loss is the one for 1 - tau: which costs tau per unit, a "
+                                      "prediction too low or one too high?", where=where))
                 mean = reduction != "mean" and close(got, np.mean(pinball_np(pred, target, tau)), rtol=1e-5, atol=1e-6)
-                hint = t(" (that is the mean: let self.get_loss(...) apply the reduction)") if mean else ""
+                hint = t(" (that is the mean: is the reduction you were asked for the one applied?)") if mean else ""
                 raise Incorrect(t("{where} expected {expected}, got {got}{hint}", where=where,
                                   expected=np.round(expected, 5).tolist(), got=np.round(got, 5).tolist(), hint=hint))
         # MindSpore differentiates it: one SGD step of a bias-only model moves the bias by lr * (share above - tau)
@@ -273,21 +270,21 @@ clip_direction = Prediction(
 clip_each = FunctionExercise(_check_clip_each, signature="clip_each(grads, max_norm=1.0)", hints=[
     lazy("one norm per tensor this time, and one factor per tensor; a tensor already shorter than max_norm keeps "
          "its factor 1"),
-    lazy("a tensor's norm is the square root of the sum of its squared entries; its factor is min(1, max_norm / "
-         "norm), computed with MindSpore operators so that the result stays a Tensor"),
+    lazy("a tensor's norm is the square root of the sum of its squared entries; its factor never exceeds 1 "
+         "(ops.clamp or ops.minimum can bound it), and MindSpore operators keep the result a Tensor"),
 ])
 accumulate = FunctionExercise(_check_accumulate, signature="AccumulateStep(network, optimizer, k)", cls=True, hints=[
-    lazy("the step needs memory that lives in the graph between calls: Parameters (requires_grad=False) for the "
-         "gradient sums and for a call counter, written with ops.assign / ops.assign_add, as section 3 writes "
-         "grad_norm"),
-    lazy("self.weights.clone(prefix='sum', init='zeros') gives one zero Parameter shaped like each weight; a tensor "
-         "condition such as `if self.calls % self.k == 0:` compiles into the graph"),
-    lazy("at the k-th call: hand the optimizer the sums divided by k, then assign zeros to the sums"),
+    lazy("the step needs memory that lives in the graph between calls: the gradient sums, and a count of the calls, "
+         "kept as section 3 keeps grad_norm"),
+    lazy("Parameters with requires_grad=False hold them, written with ops.assign and ops.assign_add; the clone method "
+         "of self.weights (see its init argument) makes one Parameter shaped like each weight; an `if` on a tensor, "
+         "such as the counter, compiles into the graph as a branch"),
+    lazy("at the k-th call the optimizer gets the mean of the sums, and the sums start again from zero"),
 ])
 pinball_loss = FunctionExercise(_check_pinball, signature='Pinball(tau=0.5, reduction="mean")', cls=True, hints=[
     lazy("a loss cell computes the loss of each element and lets its base class reduce it, like Huber above"),
-    lazy("with e = labels - logits, the loss of an element is tau * e when e >= 0 and (tau - 1) * e when e < 0; "
-         "ops.maximum of the two gives both cases"),
+    lazy("the two cases are two straight lines through 0; on each side of 0 the right case is the larger of the "
+         "two, so one element-wise operator (ops.maximum) covers both without a condition"),
 ])
 
 bind(globals())

@@ -6,11 +6,23 @@ loss Hessian) and numpy gradient descent. Two predictions: what a learning rate 
 and what set_data does after the optimizer has stepped in PyNative mode.
 """
 
+from functools import partial
+
 import numpy as np
 
 from course_utils import oracles
 from course_utils._validate import shown
-from course_utils.exercises import Exercise, FunctionExercise, Incorrect, Prediction, bind, brief_error, close, number
+from course_utils.exercises import (
+    Exercise,
+    FunctionExercise,
+    Incorrect,
+    Prediction,
+    bind,
+    brief_error,
+    close,
+    name_the_mistake,
+    number,
+)
 from course_utils.messages import lazy, t
 
 TOO_LARGE = "learning rate too large"
@@ -24,12 +36,12 @@ CAUSES = (TOO_LARGE, TOO_SMALL, BADLY_SCALED, WRONG_SHAPE, FROZEN, HEALTHY)
 _STEPS = 100
 _TRUTH = {"A": BADLY_SCALED, "B": FROZEN, "C": TOO_LARGE, "D": HEALTHY, "E": WRONG_SHAPE, "F": TOO_SMALL}
 _CLUES = {  # translated with t() where shown
-    TOO_LARGE: lazy("its lr is above 2/λmax of its x"),
-    TOO_SMALL: lazy("its lr is far below 2/λmax of its x, and its loss is still falling"),
-    BADLY_SCALED: lazy("its lr is close to 2/λmax of its x and yet the loss hardly falls: look at the range of x"),
-    WRONG_SHAPE: lazy("compare run['y'].shape with the (n, 1) predictions, and the final loss with np.var(y)"),
-    FROZEN: lazy("look at the parameters after the loss jumps back up"),
-    HEALTHY: lazy("its health report finds nothing wrong"),
+    TOO_LARGE: lazy("compare its lr with 2/λmax of its x"),
+    TOO_SMALL: lazy("compare its lr with 2/λmax of its x, and look at the end of its loss curve"),
+    BADLY_SCALED: lazy("look at the range of its x"),
+    WRONG_SHAPE: lazy("compare its final loss with np.var(run['y'])"),
+    FROZEN: lazy("look at its parameters after the loss jumps back up"),
+    HEALTHY: lazy("read its health report"),
 }
 
 
@@ -106,12 +118,10 @@ def _check_fixed_setup(answer):
     x_raw, y_raw = broken_data()
     for name, arr in (("x_fixed", x), ("y_fixed", y)):
         if not isinstance(arr, np.ndarray):
-            raise Incorrect(t("{name} must be a numpy array, got {kind} (use .asnumpy() on a Tensor)", name=name,
-                              kind=type(arr).__name__))
+            raise Incorrect(t("{name} must be a numpy array, got {kind}", name=name, kind=type(arr).__name__))
         if arr.dtype != np.float32 or arr.shape != (100, 1):
             raise Incorrect(t("{name} must be float32 of shape (100, 1) like the net's weights and predictions, "
-                              "got {dtype} {shape}: use .reshape(-1, 1).astype(np.float32)", name=name,
-                              dtype=arr.dtype, shape=arr.shape))
+                              "got {dtype} {shape} (section 1)", name=name, dtype=arr.dtype, shape=arr.shape))
         if not np.all(np.isfinite(arr)):
             raise Incorrect(t("{name} contains NaN or inf: rescaling finite data gives finite numbers", name=name))
     if not close(y.ravel(), y_raw, rtol=1e-6, atol=1e-6):
@@ -134,9 +144,8 @@ def _check_fixed_setup(answer):
     with np.errstate(all="ignore"):  # a rescaling to huge numbers overflows: the loss is then inf, rejected
         loss = np.mean((ws[-1] * xs + bs[-1] - ys) ** 2)
     if not loss <= 1e-3:
-        raise Incorrect(t("stable, but after {steps} steps from w = b = 0 the loss is still {loss:.3g}: rescale x so "
-                          "that both directions of the loss learn at a similar speed (standardise it), then pick lr "
-                          "below 2/λmax", steps=_STEPS, loss=loss))
+        raise Incorrect(t("stable, but after {steps} steps from w = b = 0 the loss is still {loss:.3g}: what does the "
+                          "scale of your x_fixed do to the loss's valley (section 4)?", steps=_STEPS, loss=loss))
 
 
 RESTORE_X = np.linspace(-1, 1, 24, dtype=np.float32).reshape(12, 2)
@@ -144,7 +153,8 @@ RESTORE_Y = (np.sin(3 * RESTORE_X[:, :1]) + RESTORE_X[:, 1:] ** 2).astype(np.flo
 
 
 def _restore_values():
-    """What the check restores: float64 arrays (as numpy makes them), one per parameter of a 2-4-1 ReLU net."""
+    """The values the check pulls towards: float64 arrays (as numpy makes them), one per parameter of a 2-4-1 ReLU
+    net."""
     rng = np.random.RandomState(8)
     return {"hidden.weight": rng.normal(0, 0.8, (4, 2)), "hidden.bias": rng.normal(0, 0.3, (4,)),
             "out.weight": rng.normal(0, 0.8, (1, 4)), "out.bias": np.array([0.2])}
@@ -167,7 +177,25 @@ def _numpy_descent(values, lr, steps):
     return {"hidden.weight": w1, "hidden.bias": b1, "out.weight": w2, "out.bias": b2}
 
 
-def _check_restore(restore):
+PULL_ALPHA = 0.3  # 08.5: not 0.5, so that a share alpha and a share 1 - alpha differ
+
+
+def pull_oracle(before, values, share=PULL_ALPHA):
+    """Every parameter moved ``share`` of the way from its value ``before`` to ``values[name]``, in float64: the
+    exercise's rule with share = alpha, or a typical mistake (1: all the way; 1 - alpha; 0: not at all)."""
+    return {name: before[name] + share * (values[name] - before[name]) for name in values}
+
+
+PULL_MISTAKES = (
+    ({"share": 1.0}, lazy("after pull_towards(net, values, {alpha}), every Parameter holds values[its name]: it went "
+                          "all the way")),
+    ({"share": 1.0 - PULL_ALPHA}, lazy("after pull_towards(net, values, {alpha}), every Parameter moved {wrong:.0%} "
+                                       "of the way from its value to values[its name]")),
+    ({"share": 0.0}, lazy("after pull_towards(net, values, {alpha}), every Parameter still holds its trained value")),
+)
+
+
+def _check_pull(pull_towards):
     import mindspore as ms
     from mindspore import Tensor, nn
 
@@ -187,32 +215,43 @@ def _check_restore(restore):
                 optimizer(grad_fn(Tensor(RESTORE_X), Tensor(RESTORE_Y))[1])
             return {p.name: p.asnumpy().astype(np.float64) for p in net.trainable_params()}
 
-        train_and_read(3)  # the optimizer has stepped: the trap is armed
+        before = train_and_read(3)  # the optimizer has stepped: the trap is armed
         values = _restore_values()
+        want = pull_oracle(before, values)
         try:
-            restore(net, {name: value.copy() for name, value in values.items()})
+            pull_towards(net, {name: value.copy() for name, value in values.items()}, PULL_ALPHA)
             got = train_and_read(0)
-            for name, value in values.items():
-                if got[name].shape != value.shape or not np.allclose(got[name], value, rtol=1e-6, atol=1e-7):
-                    raise Incorrect(t("after restore(net, values), {name} is not values[{name!r}] (the check reads"
-                                      " every Parameter of net.trainable_params() by its name)", name=name))
+            same = partial(_same_values, got)
+            if not same(want):
+                name_the_mistake(got, partial(pull_oracle, before, values), PULL_MISTAKES, same=_same_values,
+                                 alpha=PULL_ALPHA, wrong=1.0 - PULL_ALPHA)
+                name = next(name for name in want if not same({name: want[name]}))
+                raise Incorrect(t("after pull_towards(net, values, {alpha}), {name} is not {alpha} of the way from "
+                                  "its value to values[{name!r}] (the check reads every Parameter of "
+                                  "net.trainable_params() by its name)", alpha=PULL_ALPHA, name=name))
             after = train_and_read(3)
         except (RuntimeError, TypeError, ValueError) as error:
             if "C++ Call Stack" not in str(error):  # not MindSpore's: the verdict shows it with its line
                 raise
-            raise Incorrect(t("restore(net, values) made MindSpore raise {error}: {message} (the values are float64"
-                              " numpy arrays; each Parameter here is float32)", error=type(error).__name__,
+            raise Incorrect(t("pull_towards(net, values, alpha) made MindSpore raise {error}: {message} (the values "
+                              "are float64 numpy arrays; each Parameter here is float32)", error=type(error).__name__,
                               message=brief_error(error))) from None
     finally:
         ms.set_context(mode=mode)
     if all(np.array_equal(after[name], got[name]) for name in got):
-        raise Incorrect(t("the values were set, but the optimizer no longer moves them: that is the PyNative "
-                          "set_data trap. Write into each Parameter instead"))
-    expected = _numpy_descent(values, 0.1, 3)
+        raise Incorrect(t("the new values are in place, but 3 steps of SGD then left them unchanged although the "
+                          "gradient is not zero: the PyNative set_data trap of section 5"))
+    expected = _numpy_descent(want, 0.1, 3)
     for name in expected:
         if not np.allclose(after[name], expected[name], rtol=1e-4, atol=1e-5):
-            raise Incorrect(t("training after restore went elsewhere than gradient descent from the values: {name}"
-                              " differs (did every Parameter get its value, and only its own?)", name=name))
+            raise Incorrect(t("training after pull_towards went elsewhere than gradient descent from the new values: "
+                              "{name} differs (did every Parameter get its value, and only its own?)", name=name))
+
+
+def _same_values(got, want):
+    """Every parameter of ``want`` has its shape and value in ``got`` (float32 against float64)."""
+    return all(got[name].shape == np.shape(value) and np.allclose(got[name], value, rtol=1e-5, atol=1e-6)
+               for name, value in want.items())
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -234,14 +273,14 @@ just_above_limit = Prediction(
     answer="b")
 diagnosis = Exercise(_check_diagnosis, hints=[
     lazy("start from the symptom: the training-health report of section 2 names it from the run's curves"),
-    lazy("print(health_report(run['loss'], run['grad_norm'], run['params'], baseline_loss=float(np.var(run['y'])))) "
-         "names the symptom; then compare run['lr'] with stable_lr_limit(run['x']) (section 3) and look at "
-         "run['y'].shape"),
+    lazy("section 2's report, given each run's own baseline, names the symptom; for the cause, set each run's lr "
+         "beside its own 2/λmax (section 3), and look at the range of its x and the shape of its y"),
 ])
 fixed_setup = Exercise(_check_fixed_setup, parts=3, hints=[
-    lazy("three things are wrong with this setup: the dtype and shape, the scale of x, and the learning rate"),
-    lazy("three fixes: float32 arrays of shape (100, 1); x standardised, (x - mean) / std; an lr below 2/λmax of "
-         "the standardised x (about 1.0)"),
+    lazy("three things are wrong with this setup: the arrays' dtype and shape, the scale of x, and the learning "
+         "rate; fix them in that order"),
+    lazy("sections 1 and 4 show the first two fixes; once x is rescaled, its own 2/λmax (stable_lr_limit) says which "
+         "learning rates are stable"),
 ])
 set_data_after_steps = Prediction(
     lazy("In PyNative mode, after 20 steps you put the initial weight and bias back with Parameter.set_data and train "
@@ -261,11 +300,11 @@ set_data_after_steps = Prediction(
            lazy("the values do change: reading the parameters after set_data gives exactly the initial values. What "
                 "stops is the updating afterwards"))},
     answer="b")
-restore = FunctionExercise(_check_restore, signature="restore(net, values)", hints=[
-    lazy("set_data after the optimizer has stepped silently stops the updates (section 5): write into each "
-         "Parameter with the op the fix names"),
-    lazy("for every Parameter of net.trainable_params(), its value is values[parameter.name]: make it a float32 "
-         "Tensor of the Parameter's shape first"),
+pull_towards = FunctionExercise(_check_pull, signature="pull_towards(net, values, alpha)", hints=[
+    lazy("set_data after the optimizer has stepped silently stops the updates (section 5): each new value must go "
+         "into the Parameter the optimizer already holds"),
+    lazy("for every Parameter of net.trainable_params(), the new value comes from its current value and "
+         "values[its name], made float32 first; write it with the op of section 5's fix"),
 ])
 
 bind(globals())

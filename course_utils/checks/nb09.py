@@ -82,7 +82,7 @@ def _run(run, *args, use="", **kwargs):
     except (RuntimeError, TypeError, ValueError) as error:
         if use and "on_train" in str(error):
             raise Incorrect(t("model.fit refused the callback because it defines a 1.x method (epoch_end, "
-                              "step_end, end, ...): use {use}", use=use)) from None
+                              "step_end, end, ...); fit calls only the 2.x hooks")) from None
         if "C++ Call Stack" not in str(error):  # not MindSpore's: the verdict shows it with its line
             raise
         raise Incorrect(t("with your class in it, MindSpore raised {error}: {message}", error=type(error).__name__,
@@ -125,12 +125,12 @@ def _check_keep_best(answer):
         raise Incorrect(t("{where}, the net ends with the weights of epoch {found}", where=where, found=found))
 
 
-_NOT_RESTORED = lazy("{where}, the net ends with the last epoch's weights: put the best ones back in on_train_end, "
-                     "and keep copies of their values (p.asnumpy().copy()), not the Parameters, which go on changing")
-_WATCHED_EVAL_LOSS = lazy("{where}, the net ends with epoch {eval_epoch}'s weights, where eval_loss is lowest: "
-                          "eval_loss is only the last validation batch's loss; watch cb_params.eval_results['mse']")
+_NOT_RESTORED = lazy("{where}, the net ends with the last epoch's weights: what does your callback keep, and when "
+                     "does it put it back?")
+_WATCHED_EVAL_LOSS = lazy("{where}, the net ends with epoch {eval_epoch}'s weights, where eval_loss is lowest: what "
+                          "does eval_loss cover (prediction 09.1)?")
 _WATCHED_TRAINING_LOSS = lazy("{where}, the net ends with epoch {train_epoch}'s weights, where the training loss "
-                              "(net_outputs) is lowest: watch the validation mse, cb_params.eval_results['mse']")
+                              "(net_outputs) is lowest, not the validation mse")
 
 
 # ---- 09.4: a callback that warms the learning rate up, step by step ------------------------------------------
@@ -166,16 +166,13 @@ def warmup_oracle(setting, schedule="warmup"):
 
 
 _WARMUP_MISTAKES = {
-    "constant": lazy("{where}, the weights are those of plain SGD at the full rate: the rate never changed. Change "
-                     "the optimizer's learning_rate Parameter with ops.assign (in PyNative, set_data after the first "
-                     "step does not reach the optimizer, notebook 06)"),
-    "frozen": lazy("{where}, every step ran at step 1's rate: only your first change reached the optimizer. Use "
-                   "ops.assign, not set_data (notebook 06)"),
-    "after": lazy("{where}, step 1 ran at the full rate: set each step's rate before the step runs "
-                  "(on_train_step_begin), not after the one before"),
-    "from zero": lazy("{where}, step 1 ran at rate 0: step s runs at base × s / steps, with s = cur_step_num, "
-                      "which is 1 in the first step"),
-    "per epoch": lazy("{where}, the rate rose once an epoch: warm up per step (cur_step_num), not per epoch"),
+    "constant": lazy("{where}, the weights are those of plain SGD at the full rate: the rate never changed "
+                     "(notebook 06 shows how a new rate reaches the optimizer)"),
+    "frozen": lazy("{where}, every step ran at step 1's rate: only your first change reached the optimizer "
+                   "(notebook 06's trap)"),
+    "after": lazy("{where}, step 1 ran at the full rate: when does your callback set a step's rate?"),
+    "from zero": lazy("{where}, step 1 ran at rate 0: what is cur_step_num in the first step?"),
+    "per epoch": lazy("{where}, the rate rose once an epoch, not at every step"),
 }
 
 
@@ -227,10 +224,9 @@ def _numpy_correlation(batches, per_batch=False, squared=False):
 _SIZES = (7, 30, 3, 60)
 _CORRELATION_MISTAKES = [
     ({"per_batch": True}, lazy("for batches of 7, 30, 3 and 60 samples your metric gives {value:.6f}, numpy "
-                               "{want:.6f}: the mean of the batches' correlations. Accumulate sums over samples "
-                               "and combine them once in eval()")),
-    ({"squared": True}, lazy("your metric gives {value:.6f} = r squared; Pearson's r is its signed square root "
-                             "({want:.6f})")),
+                               "{want:.6f}: the mean of the batches' correlations")),
+    ({"squared": True}, lazy("for batches of 7, 30, 3 and 60 samples your metric gives {value:.6f}, the square of "
+                             "numpy's r ({want:.6f})")),
 ]
 _same_value = partial(close, rtol=1e-5, atol=1e-7)
 
@@ -259,8 +255,11 @@ def _check_correlation(answer):
     second = [(-p, t_) for p, t_ in second]  # negatively correlated: the sign matters
     got, want = fed(second)
     if not _same_value(got, want):
-        raise Incorrect(t("after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: reset "
-                          "every sum in clear(), and keep the sign of r", got=got, want=want))
+        if _same_value(abs(got), abs(want)):
+            raise Incorrect(t("after clear() and two new batches, correlated negatively, your metric gives {got:.6f}, "
+                              "numpy {want:.6f}: the sign is lost", got=got, want=want))
+        raise Incorrect(t("after clear() and two new batches your metric gives {got:.6f}, numpy {want:.6f}: what does "
+                          "clear() leave behind?", got=got, want=want))
     x, y = make_linear_data(n=50, w=-1.0, b=0.3, noise=0.5, seed=3)  # in batches of 15, 15, 15, 5
     net = nn.Dense(1, 1, weight_init="ones", bias_init="zeros")  # predicts x
     got = number(_run(Model(net, nn.MSELoss(), metrics={"r": answer()}).eval, _dataset(x, y, 15))["r"],
@@ -299,22 +298,24 @@ plateau_under_train = Prediction(
     answer="c")
 keep_best = FunctionExercise(_check_keep_best, signature="KeepBest()", cls=True, hints=[
     lazy("two moments matter: the end of each epoch, when fit has just validated, and the end of training"),
-    lazy("on_train_epoch_end: mse = run_context.original_args().eval_results['mse']; when it is the lowest so far, "
-         "keep it and {p.name: p.asnumpy().copy() for p in cb_params.network.trainable_params()}"),
-    lazy("on_train_end: for every parameter p of cb_params.network.trainable_params(), "
-         "ops.assign(p, Tensor(self.best_weights[p.name]))"),
+    lazy("at the end of each epoch, eval_results holds what fit has just measured on the validation set; whenever "
+         "the mse is the lowest so far, keep it and copies of the parameters' values (numpy arrays, by name), since "
+         "the Parameters themselves go on changing"),
+    lazy("at the end of training, write each kept value back into the Parameter of its name, with the op notebook "
+         "08 resets parameters with"),
 ])
 warmup = FunctionExercise(_check_warmup, signature="Warmup(steps)", cls=True, hints=[
     lazy("two moments matter: when training begins (remember the optimizer's rate, the base) and before every step"),
     lazy("in on_train_step_begin, cur_step_num is the number of the step about to run (1 in the first); the "
          "optimizer is run_context.original_args().optimizer, its rate the Parameter optimizer.learning_rate"),
-    lazy("write the new rate with ops.assign(optimizer.learning_rate, Tensor(rate, ms.float32))"),
+    lazy("the rate is a Parameter the optimizer has already used: write each new value into it as notebook 06 does, "
+         "as a float32 Tensor"),
 ])
 correlation_metric = FunctionExercise(_check_correlation, signature="Correlation()", cls=True, hints=[
-    lazy("r = cov(p, y) / (std(p) std(y)), and every term can be written with sums over samples: n, Σp, Σy, Σp², "
-         "Σy², Σpy"),
-    lazy("cov = Σpy/n - (Σp/n)(Σy/n), var(p) = Σp²/n - (Σp/n)²; update() adds to the six sums, eval() combines "
-         "them. tensor.asnumpy() gives a numpy array; use float64"),
+    lazy("the batches' correlations do not combine into the correlation over all samples; running totals over "
+         "samples do, since they simply add up from batch to batch"),
+    lazy("the covariance and the two variances can each be written with six sums over samples (n, Σp, Σy, Σp², Σy², "
+         "Σpy): update() adds to them, eval() combines them. tensor.asnumpy() gives a numpy array; use float64"),
 ])
 
 bind(globals())

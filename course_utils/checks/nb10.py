@@ -79,17 +79,14 @@ def _check_evaluation_loss(held_out_loss):
         return
     if not close(values[1], got, rtol=1e-6, atol=1e-7):
         raise Incorrect(t("two calls on the same net and data give {a:.4f} and {b:.4f}: the net's Dropout is still "
-                          "active, as in training. Switch the net to evaluation mode before the loop",
-                          a=values[0], b=values[1]))
+                          "active, as in training", a=values[0], b=values[1]))
     name_the_mistake(got, evaluation_oracle, [
         ({"over": "batches"}, lazy("held_out_loss gives {got:.4f}, the mean of the 3 batch means; the last batch holds "
-                                   "only 13 of the 113 points: add up the loss of every point and divide once by the "
-                                   "number of points")),
-        ({"over": "sum"}, lazy("held_out_loss gives {got:.4f}, the sum over the 113 points: divide by the number of "
-                               "points")),
+                                   "only 13 of the 113 points")),
+        ({"over": "sum"}, lazy("held_out_loss gives {got:.4f}, the sum over the 113 points")),
     ], got=got)
     raise Incorrect(t("held_out_loss gives {got:.4f}, not the mean cross-entropy of the net over the 113 points of the "
-                      "dataset: return the loss (not an accuracy), averaged over every point", got=got))
+                      "dataset: is it a loss, and not an accuracy?", got=got))
 
 
 # ---- 10.4: accuracy and precision over all batches -----------------------------------------------------
@@ -128,17 +125,14 @@ def metric_oracle(batches, undefined=np.nan, over="points"):
 
 ACCURACY_MISTAKES = [
     ({"over": "batches"}, lazy("{what}, accuracy is {accuracy:.4f}, the mean of the {batches} batch accuracies; over "
-                               "all {n} points it is {want:.4f}. Count right points and points, divide in eval "
-                               "(article 003's mistake)")),
-    ({"over": "last batch"}, lazy("{what}, accuracy is {accuracy:.4f}, the last batch's only: add each batch to the "
-                                  "counts instead of replacing them")),
+                               "all {n} points it is {want:.4f} (article 003's mistake)")),
+    ({"over": "last batch"}, lazy("{what}, accuracy is {accuracy:.4f}, the last batch's only")),
 ]
 PRECISION_MISTAKES = [  # part 2 of metric_oracle is the recall; a class a batch never predicted: left out, or 0
-    ({"part": 2}, lazy("{what}, precision is {precision}, the recall: precision divides the right predictions of a "
-                       "class by how often it was *predicted* (a column of the confusion matrix)")),
+    ({"part": 2}, lazy("{what}, precision is {precision}, the recall: what does precision divide by?")),
     *[({"over": "batches", "undefined": undefined},
-       lazy("{what}, precision is {precision}, the mean of the batch precisions; over all points it is {want}: keep "
-            "counts per class, divide in eval")) for undefined in (np.nan, 0.0)],
+       lazy("{what}, precision is {precision}, the mean of the batch precisions; over all points it is {want}"))
+      for undefined in (np.nan, 0.0)],
 ]
 
 
@@ -192,8 +186,7 @@ def _check_multi_metric(answer):
                                                        sizes="30, 4, 11")
     got = _feed(metric, batches)  # the same object again: clear() must reset it
     if not _same(got, metric_oracle(batches)[:2]) and _same(got, metric_oracle(first + batches)[:2]):
-        raise Incorrect(t("{what}, eval() still counts the batches fed before clear(): reset every count in clear()",
-                          what=what))
+        raise Incorrect(t("{what}, eval() still counts the batches fed before clear()", what=what))
     _diagnose(got, batches, what)
     # inside Model.eval: a fixed linear classifier of 2-D points, 40 points in batches of 16, 16, 8
     rng = np.random.RandomState(13)
@@ -245,9 +238,8 @@ evaluation_loss = FunctionExercise(_check_evaluation_loss, signature="held_out_l
 multi_metric = FunctionExercise(_check_multi_metric, signature="AccuracyPrecision(classes)", cls=True, hints=[
     lazy("keep counts, not averages: how many points, how many right, and per class how often it was predicted "
          "and how often that prediction was right"),
-    lazy("in update, from the predicted classes (the argmax of each row): np.bincount(..., minlength=classes) "
-         "counts how often each class was predicted; the same count over only the points predicted right gives "
-         "the right ones per class. Add both to what clear() set to zero; eval divides"),
+    lazy("in update, a row's predicted class is the argmax of its logits; np.bincount with minlength counts per "
+         "class, over all the points or over the right ones only; clear() sets the counts to zero, eval() divides"),
 ])
 
 bind(globals())

@@ -59,9 +59,9 @@ def _check_load_or_fail(answer):
             net = _one_dense_net()
             exc = _raised(answer, net, path, entries)
             if exc is not None:
-                raise Incorrect(t("loading the checkpoint '{name}' raised {error}: {exc}. Entries of the file that the "
-                                  "net does not need (ckpt_not_loaded) are fine; only params_not_loaded matters",
-                                  name=t(name), error=type(exc).__name__, exc=brief_error(exc)))
+                raise Incorrect(t("loading the checkpoint '{name}' raised {error}: {exc}, though the file has an "
+                                  "entry for every parameter of the net (ckpt_not_loaded lists the entries the net "
+                                  "does not need)", name=t(name), error=type(exc).__name__, exc=brief_error(exc)))
             if _weights(net) != (1.5, -0.25):
                 raise Incorrect(t("after loading the checkpoint '{name}' the net holds {weights}, not (1.5, -0.25)",
                                   name=t(name), weights=_weights(net)))
@@ -71,8 +71,8 @@ def _check_load_or_fail(answer):
                  ["dense.weight", "dense.bias"])):
             exc = _raised(answer, _one_dense_net(), path, entries)
             if exc is None:
-                raise Incorrect(t("the checkpoint '{name}' loaded without an error (without strict_load=True, names "
-                                  "are matched by suffix)", name=t(name)) if "prefix" in name
+                raise Incorrect(t("the checkpoint '{name}' loaded without an error: how does load_param_into_net "
+                                  "match the file's names to the net's?", name=t(name)) if "prefix" in name
                                 else t("the checkpoint '{name}' loaded without an error", name=t(name)))
             if not isinstance(exc, ValueError):
                 raise Incorrect(t("for the checkpoint '{name}', raise ValueError, not {error}: {exc}", name=t(name),
@@ -121,10 +121,9 @@ def resume_oracle(**mistake):
 
 
 RESUME_MISTAKES = [  # settings of resume_oracle: moments not restored, data from its start, too many steps, none
-    ({"vw": 0.0, "vb": 0.0}, lazy("you restored the weights but not the optimizer's moments: load the checkpoint "
-                                  "into the train cell (it holds the optimizer), not only into the net")),
+    ({"vw": 0.0, "vb": 0.0}, lazy("you restored the weights but not the optimizer's moments")),
     ({"first": 0}, lazy("you continued with the first batch of the data: the run had stopped after step {done}, in "
-                        "the middle of an epoch. Continue with the batch that comes next (global_step tells which)")),
+                        "the middle of an epoch")),
     ({"first": 0, "steps": RESUME_TOTAL}, lazy("you trained total_steps more steps, from the first batch: the "
                                                "checkpoint had done {done} of them already (its global_step)")),
     ({"steps": RESUME_TOTAL}, lazy("you trained total_steps more steps: the checkpoint had done {done} of them "
@@ -178,14 +177,16 @@ missing_key = Prediction(
     answer="b")
 load_or_fail = FunctionExercise(_check_load_or_fail, signature="load_or_fail(net, path)", hints=[
     lazy("load_param_into_net does not raise for a missing key: look at what it returns"),
-    lazy("ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True) returns (params_not_loaded, "
-         "ckpt_not_loaded); only the first list means the net is incomplete"),
+    lazy("it returns two lists, what the net did not get and what the file had left over, and only the first one "
+         "means the net is incomplete; its strict_load argument decides how a file's names are matched to the net's "
+         "(section 2)"),
 ])
 resume = FunctionExercise(_check_resume, signature="resume(path, x, y, total_steps)", hints=[
     lazy("an exact resume needs the optimizer's state, the same hyper-parameters, and the place in the data: the "
          "file's global_step counts the steps done, so it also tells which batch comes next"),
-    lazy("load the checkpoint into a fresh train cell before its first step, then read the steps done from the "
-         "optimizer's global_step; step s, counted from 0, trains on batch number s % (batches per epoch)"),
+    lazy("load the checkpoint into a fresh train cell before its first step (it holds the optimizer), and read the "
+         "steps done from the optimizer's global_step; the batches come round in order, epoch after epoch, so the "
+         "steps done say which batch is next"),
 ])
 flipped_bit = Prediction(
     lazy("One bit of the stored weight in net.ckpt (saved without crc_check) is flipped: the lowest exponent bit, "

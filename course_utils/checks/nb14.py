@@ -63,20 +63,19 @@ def _check_reading_pipeline(answer):
         raise Incorrect(t("the pipeline does not start from a ds.GeneratorDataset over Rows(load, n): let MindSpore "
                           "call __getitem__ for each row, rather than reading every row first"))
     if dataset.get_col_names() != ["x", "y"]:
-        raise Incorrect(t("the columns are {columns}, expected ['x', 'y']: pass column_names=['x', 'y']",
-                          columns=dataset.get_col_names()))
+        raise Incorrect(t("the columns are {columns}, expected ['x', 'y']", columns=dataset.get_col_names()))
     rows = np.concatenate([g[0] for g in got]) if got else np.zeros((0, 1))
     if len(rows) != READ_ROWS:
-        raise Incorrect(t("{got} rows came out, expected {expected}: __len__ must return n, and __getitem__(i) "
-                          "load(i)", got=len(rows), expected=READ_ROWS))
+        raise Incorrect(t("{got} rows came out, expected {expected}: what do __len__ and __getitem__ return?",
+                          got=len(rows), expected=READ_ROWS))
     if sorted(read) != list(range(READ_ROWS)):
         raise Incorrect(t("load was called for rows {rows}..., expected each row 0..{last} once",
                           rows=sorted(set(read))[:8], last=READ_ROWS - 1))
     if not np.array_equal(rows, _READ_X):
         if np.array_equal(np.sort(rows, axis=0), np.sort(_READ_X, axis=0)):
-            raise Incorrect(t("the rows come in another order: GeneratorDataset shuffles a random-access source by "
-                              "default; pass shuffle=False"))
-        raise Incorrect(t("the x values differ from load(i)'s: __getitem__(i) should return self.load(i) as it is"))
+            raise Incorrect(t("the rows come in another order than 0, 1, ..., n-1: GeneratorDataset shuffles a "
+                              "random-access source by default"))
+        raise Incorrect(t("the x values differ from load(i)'s"))
     sizes = [len(g[0]) for g in got]
     if sizes != [READ_BATCH] * (READ_ROWS // READ_BATCH) + [READ_ROWS % READ_BATCH]:
         raise Incorrect(t("batch sizes {sizes}, expected batches of {batch_size} and a last one of 5", sizes=sizes,
@@ -112,26 +111,26 @@ def _check_csv_pipeline(answer):
             raise
         except Exception as error:  # a pipeline that fails when it runs: MindSpore's message is long
             if "required positional argument" in str(error):
-                raise Incorrect(t("the transform takes two arguments, x and y: map it over both columns, "
-                                  "input_columns=['x', 'y']")) from None
+                raise Incorrect(t("the transform takes two arguments, x and y, and got fewer: which columns does "
+                                  "your map hand it?")) from None
             raise Incorrect(t("the pipeline failed when it ran: {error}",
                               error=str(error).strip().splitlines()[0][:200])) from None
     if not any(isinstance(leaf, ds.CSVDataset) for leaf in _leaves(dataset)):
-        raise Incorrect(t("the pipeline does not start from a ds.CSVDataset: let MindSpore read the file "
-                          "(ds.CSVDataset(path, ...)), not numpy"))
+        raise Incorrect(t("the pipeline does not start from a ds.CSVDataset: MindSpore should read the file, not "
+                          "numpy"))
     wx = _CHECK_X[:, 0]
     expected = [(np.stack([wx[s:s + CHECK_BATCH], wx[s:s + CHECK_BATCH] ** 2], axis=-1),
                  10.0 * _CHECK_Y[s:s + CHECK_BATCH, 0]) for s in range(0, CHECK_ROWS, CHECK_BATCH)]
     calls, batches = len(rows_per_call), len(expected)
     if calls == CHECK_ROWS and set(rows_per_call) == {1}:
-        raise Incorrect(t("your transform ran {calls} times, once per row: map before batch. Batch first, then map, "
-                          "so it runs once per batch ({batches} times for {rows} rows in batches of {batch_size})",
-                          calls=calls, batches=batches, rows=CHECK_ROWS, batch_size=CHECK_BATCH))
+        raise Incorrect(t("your transform ran {calls} times, once per row: map before batch. Once per batch is "
+                          "{batches} times for {rows} rows in batches of {batch_size}", calls=calls, batches=batches,
+                          rows=CHECK_ROWS, batch_size=CHECK_BATCH))
     if calls == 0:
-        raise Incorrect(t("your transform never ran: map it over both columns, input_columns=['x', 'y']"))
+        raise Incorrect(t("your transform never ran: is its map part of the pipeline you return?"))
     if len(got) == batches - 1:
-        raise Incorrect(t("{got} batches, expected {expected}: the last, partial batch of {rows} rows is missing "
-                          "(drop_remainder must stay False)", got=len(got), expected=batches,
+        raise Incorrect(t("{got} batches, expected {expected}: the last, partial batch of {rows} rows is missing",
+                          got=len(got), expected=batches,
                           rows=CHECK_ROWS % CHECK_BATCH))
     if len(got) != batches:
         raise Incorrect(t("{got} batches, expected {expected} ({rows} rows in batches of {batch_size})",
@@ -146,12 +145,12 @@ def _check_csv_pipeline(answer):
             read = np.concatenate([b[0][:, 0] for b in got])
             if close(np.sort(read), np.sort(wx)):
                 raise Incorrect(t("batch {k}: the rows come in another order than the file's: ds.CSVDataset "
-                                  "shuffles by default; pass shuffle=False", k=k))
+                                  "shuffles by default", k=k))
             raise Incorrect(t("batch {k}: the values differ from transform(x, y) of the file's lines {first}..",
                               k=k, first=k * CHECK_BATCH))
     if calls != batches:
-        raise Incorrect(t("your transform ran {calls} times for {batches} batches: map it once, after batch",
-                          calls=calls, batches=batches))
+        raise Incorrect(t("your transform ran {calls} times for {batches} batches: how many maps does your pipeline "
+                          "have?", calls=calls, batches=batches))
 
 
 # ---- in the order the notebook asks them (bind numbers them 1, 2, 3 down the page) ----
@@ -168,18 +167,20 @@ workers_for_waiting = Prediction(
                 "more. Here the threads overlap their waits and the time halves."))},
     "b")
 reading_pipeline = FunctionExercise(_check_reading_pipeline, signature="reading_pipeline(load, n, batch_size)", hints=[
-    lazy("__getitem__(i) returns what load(i) returns; __len__ returns how many rows there are"),
-    lazy("ds.GeneratorDataset(Rows(load, n), column_names=['x', 'y'], ...): look up its shuffle default"),
-    lazy("dataset = ds.GeneratorDataset(Rows(load, n), column_names=['x', 'y'], shuffle=False)"),
+    lazy("Rows answers two questions, what row i is and how many rows there are; __init__ already keeps what both "
+         "answers need"),
+    lazy("ds.GeneratorDataset takes the source object and the names of its columns, one per element of a row"),
+    lazy("the check wants the rows in the order 0, 1, ..., n-1: look up what GeneratorDataset does with the order "
+         "of a random-access source unless it is told otherwise"),
 ])
 csv_pipeline = FunctionExercise(
     _check_csv_pipeline, signature="csv_pipeline(path, batch_size, transform)", hints=[
     lazy("MindSpore's reader for comma-separated text is ds.CSVDataset; like MindDataset it shuffles unless told "
          "not to, and column_defaults gives the columns' types"),
-    lazy("read, then batch, then map: .map(operations=transform, input_columns=[...]) with both columns' names "
-         "hands the transform two arguments and takes two results"),
-    lazy("ds.CSVDataset(path, column_defaults=[0.0, 0.0], column_names=['x', 'y'], shuffle=False)"
-         ".batch(batch_size), then the map over ['x', 'y']"),
+    lazy("the order of the steps decides how often the transform runs; a map given both columns' names hands the "
+         "transform two arguments and takes two results"),
+    lazy("the file has no header line: the reader needs the two columns' names from you, and float defaults so that "
+         "it reads numbers"),
 ])
 sink_on_cpu = Prediction(
     lazy("An epoch has 16 batches. On this CPU, model.train(2, dataset, callbacks=[counter], "

@@ -28,7 +28,7 @@ def save_report_figure(net, test, history, path):
     right.plot(epochs, [row["val_loss"] for row in history], label="validation loss")
     right.plot(epochs, [row["val_accuracy"] for row in history], label="validation accuracy")
     right.set(title="training curves", xlabel="epoch", ylim=(0, max(1.2, *(r["train_loss"] for r in history[:1]))))
-    right.legend(fontsize=8)
+    right.legend(fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

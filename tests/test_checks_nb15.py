@@ -37,7 +37,7 @@ def _reducer(mistake=None):
 
 @pytest.mark.parametrize("ex, answer", [
     (nb15.shard_rows, [2, 6, 0]), (nb15.shard_rows, (0, 2, 6)), (nb15.shard_rows, np.array([2, 6, 0])),
-    (nb15.sum_lr, 2), (nb15.sum_lr, np.float32(2.0)), (nb15.reduced_grads, _reducer()),
+    (nb15.sum_lr, 0.125), (nb15.sum_lr, np.float32(0.125)), (nb15.sum_lr, 1 / 8), (nb15.reduced_grads, _reducer()),
     (nb15.node_command, "msrun --worker_num 10 --local_worker_num 2 --master_addr 192.168.7.21 --master_port 9010 "
                         "--node_rank 4 --join True /home/me/dp_train.py"),
     (nb15.node_command, ["python", "-m", "mindspore.parallel.cluster.run", "--node_rank=4", "--worker_num=10",
@@ -54,13 +54,13 @@ def test_equivalent_answers_pass(ex, answer):
     (nb15.shard_rows, [5, 6, 7], "deals rows out like cards"),
     (nb15.shard_rows, [7, 5, 6], "deals rows out like cards"),
     (nb15.shard_rows, [5, 5, 7], "does not get"),
-    (nb15.shard_rows, [2, 6, 9], "does not get"),
+    (nb15.shard_rows, [2, 6, 9], "one at a time"),
     (nb15.shard_rows, "2, 6, 0", "list of row numbers"),
     (nb15.shard_rows, [2.5, 6, 0], "whole numbers"),
     (nb15.sum_lr, 0.5, "gradients_mean=True"),
-    (nb15.sum_lr, 1.0, "2 workers"),
-    (nb15.sum_lr, 0.125, "not smaller"),
-    (nb15.sum_lr, 3.0, "sum of 4"),
+    (nb15.sum_lr, 0.25, "2 workers"),
+    (nb15.sum_lr, 2.0, "step like one process at lr = 8, not 0.5"),  # the lr the sum at 0.5 acts like
+    (nb15.sum_lr, 1.0, "sum of 4 shard gradients"),
     (nb15.reduced_grads, _reducer("no fill"), "filled up from the start"),
     (nb15.reduced_grads, _reducer("blocks"), "not cut into blocks"),
     (nb15.reduced_grads, _reducer("always mean"), "only sums"),
@@ -83,7 +83,7 @@ def test_equivalent_answers_pass(ex, answer):
      "the ranks [10, 11] (node_rank × local_worker_num + 0, 1, ...), but a job of 10 workers has the ranks 0 to 9"),
     (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=8"), "has the ranks 0 to 9"),  # rank 8 / 2
     (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=third"), "whole number"),
-    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=-2"), "from 0"),
+    (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=-2"), "negative ranks"),
     # without it MindSpore would hand out this machine's ranks, which a job of given ranks does not always survive
     (nb15.node_command, SOLUTION.replace("--node_rank=4 ", ""), "--node_rank is missing"),
     (nb15.node_command, SOLUTION.replace("--node_rank=4", "--node_rank=-1"), "--node_rank is missing"),  # the default
@@ -133,13 +133,14 @@ def test_shard_oracle_matches_mindspore(n_rows, num_shards):
 
 
 def test_sum_lr_oracle_is_the_sum_of_shard_means():
-    """4 equal shards: the sum of their mean gradients is 4 times the full-batch gradient."""
+    """4 equal shards: the sum of their mean gradients is 4 times the full-batch gradient, so lr / 4 with the sum
+    takes the step of lr with the full batch."""
     rng = np.random.default_rng(0)
     x = rng.random(100)
     y = 2 * x + rng.normal(0, 0.01, 100)
     grad = lambda xs, ys: np.array([np.mean(2 * (0.3 * xs - ys) * xs), np.mean(2 * (0.3 * xs - ys))])  # noqa: E731
     total = sum(grad(x[k::4], y[k::4]) for k in range(4))
-    np.testing.assert_allclose(nb15.SUM_LR * total, (nb15.SUM_WORKERS * nb15.SUM_LR) * grad(x, y), rtol=1e-12)
+    np.testing.assert_allclose(nb15.sum_lr.expected() * total, nb15.TARGET_LR * grad(x, y), rtol=1e-12)
 
 
 def test_reduced_oracle_mean_of_equal_shards_is_the_full_batch():

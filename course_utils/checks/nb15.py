@@ -58,12 +58,12 @@ def _check_shard(answer):
     if len(rows) == len(expected) and rows == list(range(rows[0], rows[0] + len(rows))):
         raise Incorrect(t("MindSpore does not cut the data set into blocks: it deals rows out like cards (0, 1, 2, "
                           "3, 0, ...)"))
-    raise Incorrect(t("shard {shard} of {shards} does not get {rows}: try it with ds.NumpySlicesDataset and an "
-                      "index column", shard=SHARD_ID, shards=NUM_SHARDS, rows=[int(r) for r in answer]))
+    raise Incorrect(t("shard {shard} of {shards} does not get {rows}: deal the rows out one at a time, as section 2 "
+                      "describes", shard=SHARD_ID, shards=NUM_SHARDS, rows=[int(r) for r in answer]))
 
 
-# Exercise 15.4: 4 workers, gradients_mean=False, lr=0.5: the single-process learning rate that matches.
-SUM_WORKERS, SUM_LR = 4, 0.5
+# Exercise 15.4: 4 workers with gradients_mean=False: the learning rate that trains like one process at lr=0.5.
+SUM_WORKERS, TARGET_LR = 4, 0.5
 
 
 # Exercise 15.7: a job of three machines of different sizes; the msrun command of the third.
@@ -114,7 +114,7 @@ def _check_node_rank(value):
     except ValueError:
         raise Incorrect(t("--node_rank takes a whole number, got {value}", value=value)) from None
     if node_rank < 0:
-        raise Incorrect(t("--node_rank={value}: msrun numbers the machines from 0", value=value))
+        raise Incorrect(t("--node_rank={value} would give this machine's workers negative ranks", value=value))
     ranks = node_ranks(node_rank, local)
     if ranks == list(range(total - local, total)):
         return
@@ -273,8 +273,8 @@ def _dp_oracle(gradient_scale=1.0, momentum=DP_MOMENTUM):
 
 
 _DP_MISTAKES = [
-    ({"gradient_scale": 2.0}, lazy("that is the sum of the two shards' gradients: the all-reduce adds them up, and "
-                                   "the mean is that sum divided by the number of ranks")),
+    ({"gradient_scale": 2.0}, lazy("both ranks end where one process would with every gradient doubled: the two "
+                                   "shards' gradients were added up, not averaged")),
     ({"momentum": 0.0}, lazy("that is plain SGD: use the nn.Momentum optimizer the script creates")),
 ]
 
@@ -354,17 +354,20 @@ sum_diverges = Prediction(
      "c": (lazy("it trains like lr = 0.25: more slowly, but safely"),
            lazy("a sum is larger than a mean, not smaller: the step doubles instead of halving"))},
     answer="b")
-sum_lr = ValueExercise(lambda: SUM_WORKERS * SUM_LR, what=lazy("the learning rate"), fields={"workers": SUM_WORKERS},
-                       mistakes=[  # the lr of a sum of k shard gradients
-    (lambda: SUM_LR, lazy("that is what gradients_mean=True gives; with a sum, how many shard gradients are added "
-                          "up?")),
-    (lambda: 2 * SUM_LR, lazy("that is right for 2 workers; here there are {workers}")),
-    (lambda: SUM_LR / SUM_WORKERS, lazy("a sum is larger than a mean, not smaller: the step grows")),
-], otherwise=lazy("each of the {workers} ranks' gradients is a mean over its shard, about the full-batch gradient; "
-                  "what is the sum of {workers} of them?"), hints=[
-    lazy("each rank computes the mean gradient of its own shard; what does the all-reduce do with them?"),
-    lazy("with equal shards, how does each rank's mean gradient compare with the full-batch gradient? Then count what "
-         "the all-reduce adds up, and what SGD multiplies by lr"),
+sum_lr = ValueExercise(lambda: TARGET_LR / SUM_WORKERS, what=lazy("the learning rate"), fields={
+    "workers": SUM_WORKERS, "target": TARGET_LR, "times": SUM_WORKERS * SUM_WORKERS * TARGET_LR}, mistakes=[
+    (lambda: SUM_WORKERS * TARGET_LR, lazy("with lr = {got:g} the {workers} workers step like one process at lr = "
+                                           "{times:g}, not {target:g}")),  # the lr their sum at 0.5 acts like
+    (lambda: TARGET_LR, lazy("that is right with gradients_mean=True; with a sum, each step is {workers} times as "
+                             "large")),
+    (lambda: TARGET_LR / 2, lazy("that is right for 2 workers; here there are {workers}")),
+], otherwise=lazy("with gradients_mean=False every step is lr times the sum of {workers} shard gradients; one process "
+                  "at lr = {target:g} steps by {target:g} times the full-batch gradient"), hints=[
+    lazy("each rank computes the mean gradient of its own shard; what does the all-reduce do with them when "
+         "gradients_mean=False?"),
+    lazy("with equal shards each rank's mean gradient is about the full-batch gradient: how many times the "
+         "full-batch gradient is their sum? SGD's step is lr times what it receives: make that the step of one "
+         "process at lr = 0.5"),
 ])
 reduced_grads = FunctionExercise(
     _check_reduced_grads, signature="all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True)", hints=[

@@ -2,13 +2,13 @@
 
 
 # %% shard_rows
-answer = shard_rows(10, 4, 2)  # rows 2 and 6 are dealt out, row 0 fills the third place
+answer = [2, 6, 0]  # rows 2 and 6 are dealt out (2, 2 + 4), then the deal starts again at row 0 to fill the third place
 
 nb15.shard_rows.check(answer)
 
 
 # %% sum_lr
-answer = 4 * 0.5  # the all-reduce adds 4 shard gradients, each about the full-batch gradient
+answer = 0.5 / 4  # the all-reduce adds 4 shard gradients, each about the full-batch gradient: lr * 4 must be 0.5
 
 nb15.sum_lr.check(answer)
 

@@ -170,7 +170,7 @@ def test_scaled_step_oracle_is_clipped_gradient_descent():
     ("scaled loss", "return loss_scaler.unscale(loss)"),
     ("only loss", "return the pair (loss, finite)"),
     ("no clip", "did not clip"),
-    ("clip first", "unscale first, then clip"),
+    ("clip first", "still multiplied by the loss scale when it was computed"),
     ("no update", "never changed"),
 ])
 def test_scaled_step_names_the_mistake(mistake, text):
@@ -234,7 +234,7 @@ def test_fixed_scale_fix_accepts_o3():
 
 
 @pytest.mark.parametrize("make, text", [
-    (_maker(optimizer_scale=1.0), "make the two equal"),  # the trap: the weights turn NaN
+    (_maker(optimizer_scale=1.0), "does not divide them by exactly that again"),  # the trap: the weights turn NaN
     (_maker(optimizer_scale=64.0), "unscale the gradients exactly once"),  # gradients 2x too large
     (_maker(manager_scale=None), "scales the loss by 1"),  # loss_scale_manager=None: not what the exercise asks
     (_maker(1024.0, 1024.0), "not 128"),

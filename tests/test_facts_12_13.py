@@ -100,7 +100,8 @@ O1_SCRIPT = textwrap.dedent('''
                                           inspect.getsource(type(net.dense).construct).splitlines()],
                       "layer dir": sys.path.index(layer_dir) if layer_dir in sys.path else None,
                       "site-packages": min(i for i, entry in enumerate(sys.path) if entry.endswith("site-packages")),
-                      "basic.py": (Path(layer_dir) / "basic.py").is_file()}))
+                      "basic.py": (Path(layer_dir) / "basic.py").is_file(),
+                      "conv.py": (Path(layer_dir) / "conv.py").is_file()}))
 ''')
 
 
@@ -125,7 +126,7 @@ def test_o1_casts_each_white_listed_operation_to_float16_and_straight_back(o1_fa
 
 def test_o1_puts_mindspores_layer_folder_before_site_packages(o1_facts):
     # notebook 12: after O1, `import conv` (or basic, normalization ...) finds MindSpore's file first
-    assert o1_facts["basic.py"] and o1_facts["layer dir"] is not None
+    assert o1_facts["basic.py"] and o1_facts["conv.py"] and o1_facts["layer dir"] is not None
     assert o1_facts["layer dir"] < o1_facts["site-packages"]
 
 
@@ -183,3 +184,15 @@ def test_graph_kernel_needs_a_package_neither_mindspore_nor_the_course_requires(
 
     assert not any(r.startswith("decorator") for r in requires("mindspore"))
     assert "decorator" not in read_pins()
+
+
+def test_graph_kernel_compiler_akg_ships_with_mindspore_and_imports_decorator():
+    # notebook 13: the "No module named 'decorator'" of enable_graph_kernel comes from MindSpore's bundled AKG
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("mindspore._akg")
+    assert spec is not None and spec.origin
+    base = Path(spec.origin).parent / "akg" / "tvm" / "_ffi" / "base.py"
+    text = base.read_text(encoding="utf-8")
+    assert "import decorator" in text or "from decorator" in text

@@ -184,12 +184,10 @@ def _check_fixed_scale_fix(make_model):
     if (w, b) == MODEL_START:
         raise Incorrect(t("the weights of the net handed to make_model never changed: build the Model on that net "
                           "and on an optimizer of its parameters"))
-    opt_scale = float(getattr(model.train_network.optimizer, "loss_scale", 1.0))
     if not (np.isfinite(w) and np.isfinite(b) and close(w, w_ref, rtol=0, atol=0.5)):
         raise Incorrect(t("after {steps} steps w = {w:.4g}, b = {b:.4g} (plain gradient descent: w = {w_ref:.4f}). "
-                          "The gradients reach the optimizer multiplied by {sens:g}, and the optimizer divides them "
-                          "by its own loss_scale, which is {opt_scale:g}: make the two equal", steps=MODEL_EPOCHS,
-                          w=w, b=b, w_ref=w_ref, sens=FIXED_SCALE, opt_scale=opt_scale))
+                          "The gradients reach the optimizer multiplied by {sens:g}, and your update does not divide "
+                          "them by exactly that again", steps=MODEL_EPOCHS, w=w, b=b, w_ref=w_ref, sens=FIXED_SCALE))
     if not close([w, b], [w_ref, b_ref], rtol=0, atol=2e-3):
         raise Incorrect(t("after {steps} steps w = {w:.5f}, b = {b:.5f}, but plain gradient descent from the same "
                           "start gives w = {w_ref:.5f}, b = {b_ref:.5f}: use nn.SGD with learning_rate=lr, and "
@@ -307,8 +305,8 @@ def _check_scaled_step(answer):
                               w=w, b=b))
         if want_finite and not (np.isfinite(w) and np.isfinite(b)):
             raise Incorrect(t("after step {number}, the first with finite gradients, w = {w:.4g}: the norm of the "
-                              "gradients overflowed because they were still multiplied by the loss scale: unscale "
-                              "first, then clip", number=k, w=w))
+                              "gradients overflowed, because they were still multiplied by the loss scale when it was "
+                              "computed", number=k, w=w))
         if want_finite and (w, b) == (0.0, 0.0):
             raise Incorrect(t("the weights of the net handed to make_clipped_step never changed: call optimizer(grads) "
                               "when the gradients are finite"))
@@ -343,7 +341,7 @@ def _check_scaled_step(answer):
                                                       "descent. Clip with ops.clip_by_global_norm(grads, max_norm)")),
                 (scaled_step_oracle(clip_scaled_by=STEP_SCALE),
                  t("your step clipped the gradients while they were still multiplied by the loss scale, so every step "
-                   "is about {scale:g} times too small: unscale first, then clip", scale=STEP_SCALE))]
+                   "is about {scale:g} times too small", scale=STEP_SCALE))]
     for (_, mistake_w, mistake_b), message in mistakes:
         if close([w, b], [mistake_w, mistake_b], rtol=1e-4, atol=1e-5):
             raise Incorrect(message)
@@ -408,8 +406,8 @@ scaled_step = FunctionExercise(
 fixed_scale_fix = FunctionExercise(_check_fixed_scale_fix, signature="make_model(net, lr)", hints=[
     lazy("Model takes the network, the loss, the optimizer, amp_level and loss_scale_manager, like "
          "build_train_network"),
-    lazy("with a fixed loss scale the gradients reach the optimizer multiplied by it: read the loss_scale "
-         "argument in the optimizer's documentation above"),
+    lazy("with a fixed loss scale the gradients reach the optimizer multiplied by it: read the "
+         "optimizer's documentation (help(nn.SGD)): which of its arguments is about loss scaling?"),
 ])
 
 bind(globals())

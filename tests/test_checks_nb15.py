@@ -37,7 +37,7 @@ def _reducer(mistake=None):
 
 @pytest.mark.parametrize("ex, answer", [
     (nb15.shard_rows, [2, 6, 0]), (nb15.shard_rows, (0, 2, 6)), (nb15.shard_rows, np.array([2, 6, 0])),
-    (nb15.sum_lr, 0.125), (nb15.sum_lr, np.float32(0.125)), (nb15.sum_lr, 1 / 8), (nb15.reduced_grads, _reducer()),
+    (nb15.sum_lr, 0.075), (nb15.sum_lr, np.float32(0.075)), (nb15.sum_lr, 3 / 40), (nb15.reduced_grads, _reducer()),
     (nb15.node_command, "msrun --worker_num 10 --local_worker_num 2 --master_addr 192.168.7.21 --master_port 9010 "
                         "--node_rank 4 --join True /home/me/dp_train.py"),
     (nb15.node_command, ["python", "-m", "mindspore.parallel.cluster.run", "--node_rank=4", "--worker_num=10",
@@ -57,9 +57,9 @@ def test_equivalent_answers_pass(ex, answer):
     (nb15.shard_rows, [2, 6, 9], "one at a time"),
     (nb15.shard_rows, "2, 6, 0", "list of row numbers"),
     (nb15.shard_rows, [2.5, 6, 0], "whole numbers"),
-    (nb15.sum_lr, 0.5, "gradients_mean=True"),
-    (nb15.sum_lr, 0.25, "2 workers"),
-    (nb15.sum_lr, 2.0, "step like one process at lr = 8, not 0.5"),  # the lr the sum at 0.5 acts like
+    (nb15.sum_lr, 0.3, "gradients_mean=True"),
+    (nb15.sum_lr, 0.15, "2 workers"),
+    (nb15.sum_lr, 1.2, "step like one process at lr = 4.8, not 0.3"),  # the lr the sum at 1.2 acts like
     (nb15.sum_lr, 1.0, "sum of 4 shard gradients"),
     (nb15.reduced_grads, _reducer("no fill"), "filled up from the start"),
     (nb15.reduced_grads, _reducer("blocks"), "not cut into blocks"),

@@ -63,7 +63,7 @@ def _check_shard(answer):
 
 
 # Exercise 15.4: 4 workers with gradients_mean=False: the learning rate that trains like one process at lr=0.5.
-SUM_WORKERS, TARGET_LR = 4, 0.5
+SUM_WORKERS, TARGET_LR = 4, 0.3
 
 
 # Exercise 15.7: a job of three machines of different sizes; the msrun command of the third.
@@ -367,7 +367,7 @@ sum_lr = ValueExercise(lambda: TARGET_LR / SUM_WORKERS, what=lazy("the learning 
          "gradients_mean=False?"),
     lazy("with equal shards each rank's mean gradient is about the full-batch gradient: how many times the "
          "full-batch gradient is their sum? SGD's step is lr times what it receives: make that the step of one "
-         "process at lr = 0.5"),
+         "process at lr = 0.3"),
 ])
 reduced_grads = FunctionExercise(
     _check_reduced_grads, signature="all_reduced_gradients(grad_fn, x, y, workers, gradients_mean=True)", hints=[

@@ -8,7 +8,7 @@ nb15.shard_rows.check(answer)
 
 
 # %% sum_lr
-answer = 0.5 / 4  # the all-reduce adds 4 shard gradients, each about the full-batch gradient: lr * 4 must be 0.5
+answer = 0.3 / 4  # the all-reduce adds 4 shard gradients, each about the full-batch gradient: lr * 4 must be 0.3
 
 nb15.sum_lr.check(answer)
 
